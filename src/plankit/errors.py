@@ -46,7 +46,15 @@ class PlankitError(Exception):
 class InputError(PlankitError):
     """Input the user can fix; ``str(err)`` is a complete one-line explanation."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "input-invalid",
+        path: str | None = None,
+        line: int | None = None,
+    ):
+        self.code = code
         self.path = path
         self.line = line
         self.detail = message
@@ -54,6 +62,10 @@ class InputError(PlankitError):
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(f"{where}{message}")
+
+    def diagnostic(self) -> Diagnostic:
+        """The error as a :class:`Diagnostic` (line 0 when it concerns the whole file)."""
+        return Diagnostic(self.line or 0, self.code, self.detail)
 
 
 class PlanError(PlankitError):

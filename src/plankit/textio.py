@@ -50,6 +50,7 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> TextFil
         raise InputError(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "save the file as UTF-8",
+            code="not-utf8",
             path=path,
             line=line,
         ) from None
@@ -57,11 +58,12 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> TextFil
     if nul >= 0:
         raise InputError(
             "contains a NUL byte; this looks like a binary file, not a text document",
+            code="nul-byte",
             path=path,
             line=text.count("\n", 0, nul) + 1,
         )
     if not allow_empty and not text.strip():
-        raise InputError("is empty; expected a Markdown document", path=path)
+        raise InputError("is empty; expected a Markdown document", code="empty", path=path)
     return TextFile(text, bom)
 
 
@@ -77,23 +79,32 @@ def read_text(
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise InputError("no such file; check the path", path=name) from None
+        raise InputError("no such file; check the path", code="not-found", path=name) from None
     except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", path=name) from None
+        raise InputError(
+            f"cannot be read ({exc.strerror})", code="unreadable", path=name
+        ) from None
     if p.is_dir():
-        raise InputError("is a directory; expected a Markdown file", path=name)
+        raise InputError(
+            "is a directory; expected a Markdown file", code="is-directory", path=name
+        )
     if st.st_size > max_bytes:
         raise InputError(
             f"is {st.st_size / 1_048_576:.1f} MiB; documents over "
             f"{max_bytes // 1_048_576} MiB are refused (is this the right file?)",
+            code="too-large",
             path=name,
         )
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", path=name) from None
+        raise InputError(
+            f"cannot be read ({exc.strerror})", code="unreadable", path=name
+        ) from None
     if len(data) > max_bytes:  # grew since stat
-        raise InputError(f"is over {max_bytes // 1_048_576} MiB; refused", path=name)
+        raise InputError(
+            f"is over {max_bytes // 1_048_576} MiB; refused", code="too-large", path=name
+        )
     return decode_text(data, path=name, allow_empty=allow_empty)
 
 

@@ -525,11 +525,11 @@ def _simple_region(
 def parse_document(text: str) -> Document:
     """Parse Markdown ``text`` into a :class:`Document` (never raises on any text)."""
     src = normalize(text)
-    md = _markdown_it()
     skeleton, cuts = _cut_fences(src)
     builder = _Builder(cuts)
-    blocks = _regions(skeleton, cuts, builder, md)
+    blocks = _regions(skeleton, cuts, builder)
     if blocks is None:
+        md = _markdown_it()
         tokens = md.parse(skeleton)
         if _verified(tokens, cuts):
             blocks = builder.build(tokens)
@@ -539,9 +539,7 @@ def parse_document(text: str) -> Document:
     return Document(src, tuple(blocks), builder.too_deep)
 
 
-def _regions(
-    skeleton: str, cuts: Sequence[_Cut], builder: _Builder, md: MarkdownIt
-) -> list[Block] | None:
+def _regions(skeleton: str, cuts: Sequence[_Cut], builder: _Builder) -> list[Block] | None:
     """The blocks, region by region, or None when the skeleton cannot be cut in regions."""
     cut_lines = {c.skeleton_line for c in cuts} | {c.skeleton_line + 1 for c in cuts}
     count = skeleton.count
@@ -566,7 +564,7 @@ def _regions(
             blocks.extend(simple)
             continue
         region = "\n".join(lines[a:b]) + "\n"
-        tokens = md.parse(region)
+        tokens = _markdown_it().parse(region)
         inside = [c for c in cuts if a <= c.skeleton_line < b]
         if not _verified(tokens, inside, a):
             return None

@@ -125,6 +125,24 @@ def _action_name(heading: str) -> str:
     return re.sub(r"[\s-]+", "_", name).upper()
 
 
+def action_type_of(heading: str) -> ActionType | None:
+    """The action a ``###`` heading's text names (``\`create\``` → CREATE), or None."""
+    try:
+        return ActionType(_action_name(heading))
+    except ValueError:
+        return None
+
+
+def section_of(heading: str) -> str | None:
+    """The top-level section a ``##`` heading's text names (``Rationale`` …), or None."""
+    return _SECTIONS.get(_norm_key(heading.replace("`", "").replace("*", "")))
+
+
+def is_edit_label(text: str) -> bool:
+    """Whether a paragraph's or heading's text is a ``FIND:`` or ``REPLACE:`` label."""
+    return _LABEL_RE.fullmatch(text) is not None
+
+
 def _suggest(word: str, options: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
