@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import stat
 from dataclasses import dataclass
-from pathlib import Path
 
 from plankit.errors import InputError
 
@@ -75,19 +74,14 @@ def read_text(
 ) -> TextFile:
     """Read a UTF-8 document, raising :class:`InputError` for every way it can be wrong."""
     name = os.fspath(path)
-    p = Path(name)
     try:
-        st = p.stat()
+        st = os.stat(name)
     except FileNotFoundError:
         raise InputError("no such file; check the path", code="not-found", path=name) from None
     except OSError as exc:
-        raise InputError(
-            f"cannot be read ({exc.strerror})", code="unreadable", path=name
-        ) from None
-    if p.is_dir():
-        raise InputError(
-            "is a directory; expected a Markdown file", code="is-directory", path=name
-        )
+        raise InputError(f"cannot be read ({exc.strerror})", code="unreadable", path=name) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a directory; expected a Markdown file", code="is-directory", path=name)
     if st.st_size > max_bytes:
         raise InputError(
             f"is {st.st_size / 1_048_576:.1f} MiB; documents over "
@@ -96,11 +90,10 @@ def read_text(
             path=name,
         )
     try:
-        data = p.read_bytes()
+        with open(name, "rb") as handle:
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise InputError(
-            f"cannot be read ({exc.strerror})", code="unreadable", path=name
-        ) from None
+        raise InputError(f"cannot be read ({exc.strerror})", code="unreadable", path=name) from None
     if len(data) > max_bytes:  # grew since stat
         raise InputError(
             f"is over {max_bytes // 1_048_576} MiB; refused", code="too-large", path=name
@@ -110,17 +103,20 @@ def read_text(
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, bom: bool = False) -> None:
     """Replace ``path`` with ``text`` (UTF-8) atomically, keeping the file's permissions."""
-    target = Path(path)
+    import tempfile
+
+    target = os.fspath(path)
     data = (_BOM if bom else b"") + text.encode("utf-8")
-    directory = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    directory = os.path.dirname(target) or "."
+    base = os.path.basename(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

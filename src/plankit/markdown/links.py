@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 _SIMPLE_LINK_RE = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)\)")
 _NEEDS_ESCAPE_RE = re.compile(r"[\[\]\\`*_<>]")
@@ -65,6 +64,15 @@ def _parsed_links(inline: str) -> tuple[Link, ...]:
         elif depth and child.type in ("text", "code_inline"):
             text.append(child.content)
     return tuple(links)
+
+
+def unquote(destination: str) -> str:
+    """Undo percent-encoding in a link destination (``my%20file.md`` → ``my file.md``)."""
+    if "%" not in destination:
+        return destination
+    from urllib.parse import unquote as _unquote
+
+    return _unquote(destination)
 
 
 def is_url(destination: str) -> bool:

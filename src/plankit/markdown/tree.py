@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
@@ -438,7 +439,9 @@ def _simple_region(
                 para_block = Paragraph(first, first, text)
                 if nested:
                     sub = tuple(
-                        ListItem(orig(n) + 1, orig(n) + 1, (Paragraph(orig(n) + 1, orig(n) + 1, t),))
+                        ListItem(
+                            orig(n) + 1, orig(n) + 1, (Paragraph(orig(n) + 1, orig(n) + 1, t),)
+                        )
                         for n, t in nested
                     )
                     last = sub[-1].end
@@ -558,7 +561,7 @@ def _regions(skeleton: str, cuts: Sequence[_Cut], builder: _Builder) -> list[Blo
     starts.append(len(lines))
     by_line = {c.skeleton_line: c for c in cuts}
     blocks: list[Block] = []
-    for a, b in zip(starts, starts[1:], strict=False):
+    for a, b in pairwise(starts):
         simple = _simple_region(lines, a, b, by_line, builder.orig)
         if simple is not None:
             blocks.extend(simple)

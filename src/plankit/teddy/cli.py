@@ -8,7 +8,6 @@ Heavy modules are imported inside the commands that need them.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -101,6 +100,8 @@ def _print_plan(plan: Plan) -> None:
 
 
 def _print_diagnostics(path: str, diagnostics: list[Diagnostic], as_json: bool) -> None:
+    import json
+
     if as_json:
         click.echo(json.dumps({"errors": [d.to_dict() for d in diagnostics]}, ensure_ascii=False))
     for diag in diagnostics:
@@ -117,6 +118,8 @@ def parse(plan: str, as_json: bool) -> None:
 
     PLAN is a Markdown file, or - for standard input.
     """
+    import json
+
     from plankit.errors import InputError
     from plankit.teddy.parse import check_plan
     from plankit.teddy.plan import plan_to_dict
@@ -124,10 +127,7 @@ def parse(plan: str, as_json: bool) -> None:
 
     name = "<stdin>" if plan == "-" else plan
     try:
-        if plan == "-":
-            doc = decode_text(sys.stdin.buffer.read(), path=name)
-        else:
-            doc = read_text(plan)
+        doc = decode_text(sys.stdin.buffer.read(), path=name) if plan == "-" else read_text(plan)
     except InputError as exc:
         if as_json:
             click.echo(json.dumps({"errors": [exc.diagnostic().to_dict()]}, ensure_ascii=False))
@@ -146,9 +146,7 @@ def parse(plan: str, as_json: bool) -> None:
 
 
 def _clipboard_error(exc: Exception) -> NoReturn:
-    _fail(
-        f"no clipboard is available ({exc}); pass a plan file, or - to read standard input"
-    )
+    _fail(f"no clipboard is available ({exc}); pass a plan file, or - to read standard input")
 
 
 @cli.command()
@@ -158,9 +156,7 @@ def _clipboard_error(exc: Exception) -> NoReturn:
     is_flag=True,
     help="Change nothing; exit 1 when the plan would be repaired (for pre-commit).",
 )
-@click.option(
-    "--no-copy", is_flag=True, help="Clipboard mode: do not copy the result back."
-)
+@click.option("--no-copy", is_flag=True, help="Clipboard mode: do not copy the result back.")
 def preprocess(plan: str | None, check: bool, no_copy: bool) -> None:
     """Repair ambiguous code fences in a plan.
 

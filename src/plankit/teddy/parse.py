@@ -15,7 +15,6 @@ and commands, which are kept byte for byte).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -126,7 +125,7 @@ def _action_name(heading: str) -> str:
 
 
 def action_type_of(heading: str) -> ActionType | None:
-    """The action a ``###`` heading's text names (``\`create\``` → CREATE), or None."""
+    r"""The action a ``###`` heading's text names (``\`create\``` → CREATE), or None."""
     try:
         return ActionType(_action_name(heading))
     except ValueError:
@@ -144,6 +143,8 @@ def is_edit_label(text: str) -> bool:
 
 
 def _suggest(word: str, options: Sequence[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f"; did you mean {close[0]}?" if close else ""
 
@@ -246,9 +247,7 @@ class _Parser:
                 continue
             current.append(block)
         if title is None:
-            if not sections and not any(d.code == "content-before-title" for d in self.diags):
-                self.error(1, "title-missing", "the plan has no `# Title` heading")
-            elif not any(d.code == "title-missing" for d in self.diags):
+            if not any(d.code == "title-missing" for d in self.diags):
                 self.error(1, "title-missing", "the plan has no `# Title` heading")
         else:
             metadata = self.header(header)
@@ -400,8 +399,8 @@ class _Parser:
         if not isinstance(block, ListBlock) or block.ordered or not block.items:
             return False
         first = block.items[0].children[:1]
-        return bool(first) and isinstance(first[0], Paragraph) and bool(
-            _KEY_RE.match(first[0].text)
+        return (
+            bool(first) and isinstance(first[0], Paragraph) and bool(_KEY_RE.match(first[0].text))
         )
 
     def fields(self, kind: ActionType, block: ListBlock) -> dict[str, _Field]:
@@ -517,7 +516,7 @@ class _Parser:
             self.error(
                 fld.line,
                 "env-invalid",
-                "env takes a nested list of `NAME`: \"value\" items, not a value on its line",
+                'env takes a nested list of `NAME`: "value" items, not a value on its line',
             )
         seen: set[str] = set()
         for child in fld.item.children[1:]:
@@ -580,7 +579,7 @@ class _Parser:
             first = name.split("_", 1)[0] if name else ""
             options = [str(a) for a in ActionType]
             hint = _suggest(name, options)
-            if not hint and any(str(a).startswith(first + "_") or str(a) == first for a in ActionType):
+            if not hint and any(a == first or a.startswith(first + "_") for a in options):
                 hint = "; the heading must hold the action name only, e.g. ### `CREATE`"
             self.error(
                 head.start,
@@ -590,14 +589,15 @@ class _Parser:
             return None
         before = len(self.diags)
         handler = _HANDLERS[kind]
-        if kind is ActionType.CHAT_WITH_USER:
-            return handler(self, head, {}, body, end) if len(self.diags) == before else None
         fields: dict[str, _Field] = {}
         rest = body
-        if body and self.is_metadata_list(body[0]):
-            first = body[0]
-            assert isinstance(first, ListBlock)
-            fields = self.fields(kind, first)
+        meta_list = body[0] if body else None
+        if (
+            kind is not ActionType.CHAT_WITH_USER
+            and isinstance(meta_list, ListBlock)
+            and self.is_metadata_list(meta_list)
+        ):
+            fields = self.fields(kind, meta_list)
             rest = body[1:]
         for key in _REQUIRED.get(kind, ()):
             if key not in fields:
@@ -645,9 +645,7 @@ class _Parser:
 
     def create(self, head: Heading, f: dict[str, _Field], rest: list[Block], end: int) -> Action:
         path = self.path(f["file path"], ActionType.CREATE) if "file path" in f else None
-        content = self.one_fence(
-            ActionType.CREATE, head, rest, "create-no-content", "file content"
-        )
+        content = self.one_fence(ActionType.CREATE, head, rest, "create-no-content", "file content")
         return Create(path or "", content or "", self.description(f), head.start)
 
     def read(self, head: Heading, f: dict[str, _Field], rest: list[Block], end: int) -> Action:
@@ -718,8 +716,7 @@ class _Parser:
             self.error(
                 head.start,
                 "edit-no-pairs",
-                "EDIT needs at least one FIND:/REPLACE: pair (whole-file rewrites are not"
-                " allowed)",
+                "EDIT needs at least one FIND:/REPLACE: pair (whole-file rewrites are not allowed)",
             )
         return Edit(path or "", tuple(pairs), self.description(f), head.start)
 
@@ -772,9 +769,7 @@ class _Parser:
         handoff = self._handoff(f, ActionType.INVOKE)
         return Invoke(agent, handoff, self.message(rest, end), self.description(f), head.start)
 
-    def conclude(
-        self, head: Heading, f: dict[str, _Field], rest: list[Block], end: int
-    ) -> Action:
+    def conclude(self, head: Heading, f: dict[str, _Field], rest: list[Block], end: int) -> Action:
         handoff = self._handoff(f, ActionType.CONCLUDE)
         return Conclude(handoff, self.message(rest, end), self.description(f), head.start)
 

@@ -169,9 +169,13 @@ class _Sanitizer:
         opener = self.events[k]
         for j in range(k + 1, len(self.events)):
             ev = self.events[j]
-            if ev.kind == "fence" and ev.bare and ev.char == opener.char:
-                if ev.length >= opener.length:
-                    return j
+            if (
+                ev.kind == "fence"
+                and ev.bare
+                and ev.char == opener.char
+                and ev.length >= opener.length
+            ):
+                return j
         return None
 
     def block(self, k: int, context: str) -> int:

@@ -85,8 +85,9 @@ def render_action(action: Action) -> str:
             lines.append(_item("File Path", root_link(path)))
             _description(lines, description)
             lines.append(fenced(content, _language(path)))
-        case Read(resource=res, description=description) | Prune(
-            resource=res, description=description
+        case (
+            Read(resource=res, description=description)
+            | Prune(resource=res, description=description)
         ):
             lines.append(_item("Resource", _resource(res)))
             _description(lines, description)
@@ -118,8 +119,9 @@ def render_action(action: Action) -> str:
             lines += [fenced(query, "text") for query in queries]
         case ChatWithUser(message=message):
             lines.append(message)
-        case Invoke(agent=agent, handoff_resources=handoff, message=message,
-                    description=description):
+        case Invoke(
+            agent=agent, handoff_resources=handoff, message=message, description=description
+        ):
             lines.append(_item("Agent", agent))
             _description(lines, description)
             _handoff(lines, handoff)

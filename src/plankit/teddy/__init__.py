@@ -1,0 +1,95 @@
+"""TeDDy: Markdown action plans and the turn-based session workflow.
+
+The names below are imported on first use, so that ``import plankit.teddy`` (done by
+the ``teddy`` command) stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from plankit.teddy.parse import check_plan, parse_plan
+    from plankit.teddy.plan import (
+        Action,
+        ActionType,
+        ChatWithUser,
+        Conclude,
+        Create,
+        Edit,
+        EditPair,
+        Execute,
+        Invoke,
+        Memo,
+        Plan,
+        Prune,
+        Read,
+        Research,
+        Resource,
+        plan_to_dict,
+    )
+    from plankit.teddy.preprocess import Preprocessed, preprocess
+    from plankit.teddy.render import render_action, render_plan
+
+_PLAN_NAMES = (
+    "Action",
+    "ActionType",
+    "ChatWithUser",
+    "Conclude",
+    "Create",
+    "Edit",
+    "EditPair",
+    "Execute",
+    "Invoke",
+    "Memo",
+    "Plan",
+    "Prune",
+    "Read",
+    "Research",
+    "Resource",
+    "plan_to_dict",
+)
+_WHERE = {
+    "check_plan": "parse",
+    "parse_plan": "parse",
+    "render_plan": "render",
+    "render_action": "render",
+    "preprocess": "preprocess",
+    "Preprocessed": "preprocess",
+    **dict.fromkeys(_PLAN_NAMES, "plan"),
+}
+
+__all__ = [
+    "Action",
+    "ActionType",
+    "ChatWithUser",
+    "Conclude",
+    "Create",
+    "Edit",
+    "EditPair",
+    "Execute",
+    "Invoke",
+    "Memo",
+    "Plan",
+    "Preprocessed",
+    "Prune",
+    "Read",
+    "Research",
+    "Resource",
+    "check_plan",
+    "parse_plan",
+    "plan_to_dict",
+    "preprocess",
+    "render_action",
+    "render_plan",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'plankit.teddy' has no attribute {name!r}")
+    value = getattr(import_module(f"plankit.teddy.{module}"), name)
+    globals()[name] = value
+    return value
