@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
-MAX_NESTING = 20
-"""Deepest nesting of lists and block quotes parsed; deeper text is reported, not dropped."""
+MAX_NESTING = 40
+"""Deepest token nesting accepted (a list level counts 2: the list and its item, a block
+quote 1).  markdown-it-py stops descending a little deeper than this; a document that
+reaches it is reported through :attr:`Document.too_deep_line`, never silently cut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +185,7 @@ def normalize(text: str) -> str:
 def _markdown_it() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
+    return MarkdownIt("commonmark", {"maxNesting": MAX_NESTING + 4})
 
 
 # --- the fast path: cut out top-level fenced blocks ------------------------------------
@@ -221,10 +223,10 @@ def _cut_fences(src: str) -> tuple[str, list[_Cut]]:
         if m is None:
             break
         marker, info = m.group(1), m.group(2)
-        if marker[0] == "`" and "`" in info:
-            pos = m.end()
-            continue
         line += count("\n", pos, m.start())
+        pos = m.end()  # the opening line holds no newline: ``line`` stays right
+        if marker[0] == "`" and "`" in info:
+            continue  # not an opening fence: the info string of a ``` fence has no `
         open_end = m.end()  # at the "\n" ending the opening line (or end of text)
         if open_end >= len(src):
             break
@@ -298,7 +300,7 @@ class _Builder:
                     return out
                 self.pos += 1
                 continue
-            if tok.nesting == 1 and tok.level >= MAX_NESTING - 1 and self.too_deep is None:
+            if tok.nesting == 1 and tok.level >= MAX_NESTING and self.too_deep is None:
                 self.too_deep = self.span(tok)[0]
             out.append(self.block(tok))
         return out
@@ -359,7 +361,8 @@ class _Builder:
             )
         start, end = self.span(tok)
         content = tok.content
-        closed = content.count("\n") == tok.map[1] - tok.map[0] - 2
+        lines = content.count("\n") + (0 if not content or content.endswith("\n") else 1)
+        closed = lines == tok.map[1] - tok.map[0] - 2
         if content.endswith("\n"):
             content = content[:-1]
         return Fence(start, end, char, len(tok.markup), tok.info.strip(), content, closed)
@@ -381,6 +384,7 @@ def _verified(tokens: Sequence[Token], cuts: Sequence[_Cut], offset: int = 0) ->
             or tok.map is None
             or tok.map[1] + offset != cut.skeleton_line + 2
             or tok.markup != cut.marker
+            or tok.info.strip() != cut.info
             or tok.content
         ):
             return False
@@ -553,8 +557,8 @@ def _regions(skeleton: str, cuts: Sequence[_Cut], builder: _Builder) -> list[Blo
         if line not in cut_lines:
             return None
     lines = skeleton.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    if lines and not lines[-1].strip(" \t"):
+        lines.pop()  # a final newline; markdown-it-py also ignores a last line of blanks
     starts = [i for i, ln in enumerate(lines) if ln[:1] == "#" and _ATX_RE.match(ln)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)

@@ -145,7 +145,7 @@ def is_edit_label(text: str) -> bool:
 def _suggest(word: str, options: Sequence[str]) -> str:
     import difflib
 
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.75)
     return f"; did you mean {close[0]}?" if close else ""
 
 
@@ -178,7 +178,8 @@ class _Parser:
             self.error(
                 doc.too_deep_line,
                 "nesting-too-deep",
-                "lists or quotes are nested more than 20 levels deep; flatten them",
+                "lists or quotes are nested too deeply (20 list levels or 40 quote levels"
+                " at most); flatten them",
             )
         blocks = doc.blocks
         title: str | None = None
@@ -206,8 +207,6 @@ class _Parser:
                         "a second level-1 heading; a plan has exactly one `# Title`"
                         " (use ## for sections, ### for actions, #### inside a message)",
                     )
-                    if current is not None:
-                        current.append(block)
                     continue
                 key = _norm_key(block.text.replace("`", "").replace("*", ""))
                 name = _SECTIONS.get(key)
@@ -255,8 +254,9 @@ class _Parser:
         if "Rationale" in sections:
             rationale = self.rationale(*sections["Rationale"])
         else:
+            first_section = min((h.start for h, _ in sections.values()), default=None)
             self.error(
-                _end_of(self.doc),
+                first_section or _end_of(self.doc),
                 "rationale-missing",
                 "the plan has no '## Rationale' section (a fenced block with the four "
                 "sections " + ", ".join(RATIONALE_SECTIONS) + ")",
@@ -668,6 +668,7 @@ class _Parser:
         return cls(res or Resource("file", ""), self.description(f), head.start)
 
     def edit(self, head: Heading, f: dict[str, _Field], rest: list[Block], end: int) -> Action:
+        before = len(self.diags)
         path = self.path(f["file path"], ActionType.EDIT) if "file path" in f else None
         pairs: list[EditPair] = []
         pending_find: str | None = None
@@ -712,7 +713,7 @@ class _Parser:
             self.error(label[1], "edit-label-without-block", f"{label[0]}: has no fenced block")
         if pending_find is not None:
             self.error(pending_line, "edit-unpaired", "FIND: without its REPLACE: block")
-        if not pairs and not any(d.code.startswith("edit-") for d in self.diags):
+        if not pairs and not any(d.code.startswith("edit-") for d in self.diags[before:]):
             self.error(
                 head.start,
                 "edit-no-pairs",
