@@ -1,0 +1,114 @@
+"""The command-line tools start fast: heavy libraries stay out of their start-up.
+
+Each CLI module is imported in a fresh interpreter, and ``teddy --help`` and
+``teddy parse`` run in one with ``-X importtime``; none of them may import textual,
+llm, openai, mcp, acp, pydantic, openpyxl or rich (the libraries later commands
+import lazily), and ``teddy --help`` may not even import markdown-it-py.  No timing is
+asserted here: ``benchmarks/bench_startup.py`` measures the time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL_PLAN = "examples/finisher-agent-research.md"
+
+HEAVY = ("textual", "llm", "openai", "mcp", "acp", "pydantic", "openpyxl", "rich")
+"""Top-level packages no CLI may import at start-up (nor any of their submodules)."""
+
+CLI_MODULES = ("plankit.teddy.cli", "plankit.cli", "plankit.agentflow.cli")
+ALWAYS_PRESENT = "plankit.teddy.cli"
+
+_MISSING = "<module not found>"
+
+# Imports the module named in argv[1] and prints sys.modules, one name a line; only
+# the import machinery, which the interpreter has loaded at start-up anyway, is used.
+# A module whose package does not exist (yet) prints a marker instead; any other
+# import error fails.
+_IMPORT_AND_LIST = f"""
+import importlib, importlib.util, sys
+name = sys.argv[1]
+try:
+    spec = importlib.util.find_spec(name)
+except ModuleNotFoundError as exc:
+    if not exc.name or not (name + ".").startswith(exc.name + "."):
+        raise
+    spec = None
+if spec is None:
+    print({_MISSING!r})
+else:
+    importlib.import_module(name)
+    print("\\n".join(sorted(sys.modules)))
+"""
+
+# What the ``teddy`` console script does.
+_RUN_TEDDY = "import sys; from plankit.teddy.cli import main; sys.argv[0] = 'teddy'; main()"
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    """The modules of ``modules`` that are, or are inside, one of :data:`HEAVY`."""
+    return sorted(m for m in modules if m.split(".", 1)[0] in HEAVY)
+
+
+def test_heavy_in_matches_packages_and_submodules_only() -> None:
+    found = heavy_in({"rich", "rich.console", "textual.widgets", "richer", "mcpx", "click"})
+    assert found == ["rich", "rich.console", "textual.widgets"]
+
+
+@pytest.mark.parametrize("module", CLI_MODULES)
+def test_importing_cli_module_leaves_heavy_libraries_out(module: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_AND_LIST, module],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    if result.stdout.strip() == _MISSING:
+        if module == ALWAYS_PRESENT:
+            pytest.fail(f"{module} does not exist")
+        pytest.skip(f"{module} does not exist yet")
+    modules = set(result.stdout.split())
+    assert module in modules  # the listing is real, not an empty output
+    assert heavy_in(modules) == []
+
+
+def _imported_by_teddy(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``teddy ARGS`` with ``-X importtime``; the result and every module imported."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", _RUN_TEDDY, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    modules: set[str] = set()
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "package":  # the header line
+                modules.add(name)
+    return result, modules
+
+
+def test_teddy_help_imports_no_heavy_library_and_no_markdown_parser() -> None:
+    result, modules = _imported_by_teddy("--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage: teddy" in result.stdout
+    assert {"click", "plankit.teddy.cli"} <= modules
+    assert heavy_in(modules) == []
+    assert [m for m in modules if m.split(".", 1)[0] == "markdown_it"] == []
+
+
+def test_teddy_parse_imports_no_heavy_library() -> None:
+    result, modules = _imported_by_teddy("parse", SMALL_PLAN)
+    assert result.returncode == 0, result.stderr
+    assert "Finisher" in result.stdout
+    assert {"click", "plankit.teddy.cli", "plankit.teddy.parse"} <= modules
+    assert heavy_in(modules) == []
