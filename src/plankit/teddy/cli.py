@@ -99,11 +99,15 @@ def _print_plan(plan: Plan) -> None:
     click.echo("\n".join(out))
 
 
-def _print_diagnostics(path: str, diagnostics: list[Diagnostic], as_json: bool) -> None:
-    import json
+def _echo_json(obj: object) -> None:
+    import json  # only --json needs it: plain `teddy parse` starts without it
 
+    click.echo(json.dumps(obj, ensure_ascii=False))
+
+
+def _print_diagnostics(path: str, diagnostics: list[Diagnostic], as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"errors": [d.to_dict() for d in diagnostics]}, ensure_ascii=False))
+        _echo_json({"errors": [d.to_dict() for d in diagnostics]})
     for diag in diagnostics:
         click.echo(diag.format(path), err=True)
     count = len(diagnostics)
@@ -118,8 +122,6 @@ def parse(plan: str, as_json: bool) -> None:
 
     PLAN is a Markdown file, or - for standard input.
     """
-    import json
-
     from plankit.errors import InputError
     from plankit.teddy.parse import check_plan
     from plankit.teddy.plan import plan_to_dict
@@ -130,14 +132,14 @@ def parse(plan: str, as_json: bool) -> None:
         doc = decode_text(sys.stdin.buffer.read(), path=name) if plan == "-" else read_text(plan)
     except InputError as exc:
         if as_json:
-            click.echo(json.dumps({"errors": [exc.diagnostic().to_dict()]}, ensure_ascii=False))
+            _echo_json({"errors": [exc.diagnostic().to_dict()]})
         _fail(str(exc))
     result, diagnostics = check_plan(doc.text)
     if result is None:
         _print_diagnostics(name, diagnostics, as_json)
         sys.exit(EXIT_INVALID)
     if as_json:
-        click.echo(json.dumps(plan_to_dict(result), ensure_ascii=False))
+        _echo_json(plan_to_dict(result))
     else:
         _print_plan(result)
 
