@@ -1,0 +1,271 @@
+"""YAML front matter: split it from the Markdown body and parse it strictly.
+
+A document with front matter starts with a line ``---``; the front matter ends at the
+next line ``---`` and the Markdown body follows.  The YAML between them is read into a
+small tree (:class:`Scalar`, :class:`Seq`, :class:`Map`) that keeps the line of every
+key and item, so errors can point at them.
+
+Parsing is strict and safe: no tags (``!!python/object``), no anchors or aliases (so
+no alias bombs), no duplicate keys, at most :data:`MAX_DEPTH` levels of nesting and
+:data:`MAX_FRONT_MATTER` characters, checked before any YAML is parsed.  Scalars are
+read as written: ``id: 2024`` is the text ``2024``; only an empty plain value, ``~``
+and ``null`` are null.
+
+Two parsers give the same tree.  Front matter made only of ``key: value`` lines,
+flow lists of simple items and block lists (what plans are made of) is read by a
+line-based fast path; anything else goes through ruamel.yaml's event parser
+(:mod:`plankit.agentflow.yamlstrict`), imported only then.  ``tests/agentflow``
+checks the two agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_FRONT_MATTER = 64 * 1024
+"""Largest front matter parsed, in characters; long text belongs in the body."""
+
+MAX_DEPTH = 16
+"""Deepest nesting of lists and mappings accepted in front matter."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A YAML scalar."""
+
+    value: str | None
+    """The text as written (quotes removed), or ``None`` for null."""
+    line: int
+    """1-based line in the file (for a mapping value: the line of its key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """A YAML sequence (a list)."""
+
+    items: tuple[Node, ...]
+    """The items, in order."""
+    line: int
+    """1-based line where the list starts (its ``[`` or first ``-``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Map:
+    """A YAML mapping, with its keys in order (duplicates kept, to be reported)."""
+
+    items: tuple[tuple[str, int, Node], ...]
+    """``(key, line of the key, value)`` triples."""
+    line: int
+    """1-based line where the mapping starts."""
+
+
+Node = Scalar | Seq | Map
+"""A node of the front matter tree."""
+
+
+class FrontMatterError(Exception):
+    """Front matter that cannot be read; ``line`` is 1-based in the file, or ``None``."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A text split into front matter and body."""
+
+    front_matter: str | None
+    """The YAML text between the ``---`` lines, or ``None`` when there is none."""
+    yaml_line: int
+    """1-based line of the file where the YAML text starts."""
+    body: str
+    """The Markdown after the closing ``---`` (the whole text without front matter)."""
+    body_line: int
+    """1-based line of the file where the body starts."""
+
+
+_OPEN = re.compile(r"---[ \t]*(?:\n|\Z)")
+_CLOSE = re.compile(r"^---[ \t]*$", re.M)
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR line endings as LF (a BOM is removed by the reader)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def split(text: str) -> Document:
+    """Split ``text`` (LF line endings) at its front matter delimiters.
+
+    Raises :class:`FrontMatterError` when the front matter is not closed or is larger
+    than :data:`MAX_FRONT_MATTER`; only a bounded prefix is searched, so a huge file
+    is refused quickly.
+    """
+    opened = _OPEN.match(text)
+    if opened is None:
+        return Document(None, 1, text, 1)
+    start = opened.end()
+    if start == len(text) and not text.endswith("\n"):
+        raise FrontMatterError("front matter is not closed; add a line --- after it", 1)
+    # Only a bounded window is searched, so a huge file is refused without scanning it all.
+    window = min(len(text), start + MAX_FRONT_MATTER + 64)
+    closed = _closing(text, start, window)
+    if closed is None or closed[0] - start > MAX_FRONT_MATTER:
+        if len(text) - start <= MAX_FRONT_MATTER:
+            raise FrontMatterError("front matter is not closed; add a line --- after it", 1)
+        later = closed or _closing(text, window - 64, len(text))
+        size = (later[0] if later else len(text)) - start
+        raise FrontMatterError(
+            f"front matter is {_size(size)}{'' if later else ' and not closed'}; at most "
+            f"{MAX_FRONT_MATTER // 1024} KiB is read (put long text in the Markdown body)",
+            1,
+        )
+    closed_start, closed_end = closed
+    yaml = text[start:closed_start]
+    body_start = closed_end + 1
+    body_line = 2 + yaml.count("\n") + 1
+    return Document(yaml, 2, text[body_start:], body_line)
+
+
+def _closing(text: str, pos: int, end: int) -> tuple[int, int] | None:
+    """Start and end of the first line ``---`` that begins in ``text[pos:end]``."""
+    while True:
+        match = _CLOSE.search(text, pos, end)
+        if match is None:
+            return None
+        if match.end() == len(text) or text[match.end()] == "\n":
+            return match.start(), match.end()
+        pos = match.end()  # cut short by ``end``: not a whole line
+
+
+def _size(chars: int) -> str:
+    if chars >= 1_000_000:
+        return f"{chars / 1_000_000:.1f} MB"
+    return f"{chars / 1024:.0f} KiB"
+
+
+def parse(yaml: str, first_line: int = 1, *, fast: bool = True) -> Node:
+    """Parse front matter YAML into a tree (an empty document is an empty :class:`Map`).
+
+    ``first_line`` is the file line the YAML starts on.  Raises
+    :class:`FrontMatterError` for invalid or unsafe YAML and duplicate keys.
+    ``fast=False`` skips the fast path (for tests and benchmarks).
+    """
+    if len(yaml) > MAX_FRONT_MATTER:
+        raise FrontMatterError(
+            f"front matter is {_size(len(yaml))}; at most {MAX_FRONT_MATTER // 1024} KiB is read",
+            first_line,
+        )
+    node = _fast(yaml, first_line) if fast else None
+    if node is None:
+        from plankit.agentflow.yamlstrict import parse_events
+
+        node = parse_events(yaml, first_line, MAX_DEPTH)
+    _check_duplicates(node)
+    return node
+
+
+def _check_duplicates(node: Node) -> None:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Map):
+            seen: dict[str, int] = {}
+            for key, line, value in current.items:
+                if key in seen:
+                    raise FrontMatterError(
+                        f"duplicate field {key!r} (first on line {seen[key]}); keep one", line
+                    )
+                seen[key] = line
+                stack.append(value)
+        elif isinstance(current, Seq):
+            stack.extend(current.items)
+
+
+# --- the fast path --------------------------------------------------------------------
+#
+# Only lines with exactly one YAML reading are accepted; anything else returns None and
+# the full parser decides.  Plain scalars must start with a character that cannot start
+# YAML syntax and contain no ':' or '#' (which could start a mapping or a comment) and
+# no character YAML treats specially (control characters, BOM, NEL, line separators).
+
+_BAD = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff"
+_PLAIN = rf"[A-Za-z0-9_(./$][^{_BAD}#:]*"
+_FLOW_ITEM = rf"[A-Za-z0-9_(./$][^{_BAD}#:,\[\]{{}}]*"
+_DQ = rf'"[^"\\{_BAD}]*"'
+_SQ = rf"'[^'{_BAD}]*'"
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
+_VALUE = re.compile(rf"{_PLAIN}|{_DQ}|{_SQ}")
+_ITEM_LINE = re.compile(rf"( *)-[ ]+({_PLAIN}|{_DQ}|{_SQ})[ ]*")
+_FLOW = re.compile(
+    rf"\[[ ]*(?:(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,[ ]*(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)*)?\]"
+)
+_FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
+_ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+def plain_value(text: str) -> str | None:
+    """A plain scalar's value: ``None`` for YAML null, else the text."""
+    return None if text in _NULLS else text
+
+
+def _scalar(text: str, line: int) -> Scalar:
+    if text[:1] in "\"'":
+        return Scalar(text[1:-1], line)
+    return Scalar(plain_value(text.rstrip()), line)
+
+
+def _fast(yaml: str, first_line: int) -> Node | None:
+    if _ANY_BAD.search(yaml):
+        return None
+    items: list[tuple[str, int, Node]] = []
+    pending: tuple[str, int] | None = None  # a key whose value may be a block list
+    seq: list[Node] = []
+    seq_line = 0
+    indent = -1
+    for offset, raw in enumerate(yaml.split("\n")):
+        line = first_line + offset
+        stripped = raw.strip(" ")
+        if not stripped or stripped[0] == "#":
+            continue
+        if pending is not None and raw.lstrip(" ").startswith("-"):
+            item = _ITEM_LINE.fullmatch(raw)
+            if item is None:
+                return None
+            if indent < 0:
+                indent, seq_line = len(item.group(1)), line
+            elif len(item.group(1)) != indent:
+                return None
+            seq.append(_scalar(item.group(2), line))
+            continue
+        if pending is not None:
+            key, key_line = pending
+            items.append(
+                (key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line))
+            )
+            pending, seq, indent = None, [], -1
+        match = _KEY_LINE.fullmatch(raw)
+        if match is None:
+            return None
+        key, value = match.group(1), match.group(2)
+        if not value:
+            pending = (key, line)
+        elif value.startswith("["):
+            if _FLOW.fullmatch(value) is None:
+                return None
+            inner = value[1:-1]
+            parts = [_scalar(m.group(1), line) for m in _FLOW_SPLIT.finditer(inner)]
+            items.append((key, line, Seq(tuple(parts), line)))
+        elif _VALUE.fullmatch(value):
+            items.append((key, line, _scalar(value, line)))
+        else:
+            return None
+    if pending is not None:
+        key, key_line = pending
+        items.append((key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line)))
+    return Map(tuple(items), items[0][1] if items else first_line)

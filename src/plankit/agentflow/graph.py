@@ -1,0 +1,132 @@
+"""The task dependency graph: cycles (every one, as a path) and waves.
+
+A task that ``depends_on`` another is an edge from it to the other.  :func:`cycles`
+finds the strongly connected components (Tarjan's algorithm, iteratively, so a long
+chain cannot overflow the stack) and names one cycle through each; a task depending
+on itself is a cycle of one.  :func:`waves` groups the tasks of an acyclic plan into
+layers: the first holds the tasks with no dependencies, each next one the tasks whose
+dependencies are all in earlier layers, so the tasks of a wave can run in parallel.
+Both are linear in tasks plus dependencies.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plankit.agentflow.model import Task
+
+
+def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component that has one, as ``[a, b, …, a]``.
+
+    ``order`` lists the nodes (the order decides where each reported cycle starts:
+    at its earliest node); ``edges`` maps a node to the nodes it depends on.
+    Edges to nodes not in ``order`` are ignored.
+    """
+    position = {node: i for i, node in enumerate(order)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in order:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, next_edge = work[-1]
+            if next_edge == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            targets = edges.get(node, ())
+            advanced = False
+            while next_edge < len(targets):
+                target = targets[next_edge]
+                next_edge += 1
+                if target not in position:
+                    continue
+                if target not in index:
+                    work[-1] = (node, next_edge)
+                    work.append((target, 0))
+                    advanced = True
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges.get(node, ()):
+                    found.append(_cycle_in(set(component), edges, position))
+    found.sort(key=lambda cycle: position[cycle[0]])
+    return found
+
+
+def _cycle_in(
+    component: set[str], edges: Mapping[str, Sequence[str]], position: dict[str, int]
+) -> list[str]:
+    """A shortest cycle through the component's earliest node (breadth-first)."""
+    start = min(component, key=position.__getitem__)
+    parent: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for target in edges.get(node, ()):
+            if target not in component:
+                continue
+            if target == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                path.reverse()
+                return [*path, start]
+            if target not in parent:
+                parent[target] = node
+                queue.append(target)
+    raise AssertionError("a strongly connected component always has a cycle")  # pragma: no cover
+
+
+def waves(tasks: Sequence[Task]) -> list[list[Task]]:
+    """The tasks in dependency waves, each wave in sort order.
+
+    Dependencies on unknown ids are ignored; tasks on a cycle (an invalid plan) are
+    left out.
+    """
+    by_id = {task.id: task for task in tasks}
+    waiting: dict[str, int] = {}
+    dependents: dict[str, list[str]] = {}
+    for task in tasks:
+        known = [dep for dep in task.depends_on if dep in by_id]
+        waiting[task.id] = len(known)
+        for dep in known:
+            dependents.setdefault(dep, []).append(task.id)
+    order = {task.id: i for i, task in enumerate(tasks)}
+    current = [task.id for task in tasks if waiting[task.id] == 0]
+    result: list[list[Task]] = []
+    while current:
+        result.append([by_id[task_id] for task_id in current])
+        following: list[str] = []
+        for task_id in current:
+            for dependent in dependents.get(task_id, ()):
+                waiting[dependent] -= 1
+                if waiting[dependent] == 0:
+                    following.append(dependent)
+        following.sort(key=order.__getitem__)
+        current = following
+    return result

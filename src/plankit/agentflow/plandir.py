@@ -1,0 +1,308 @@
+"""Reading a plan directory from disk, file by file, collecting every problem.
+
+Only ``plan.md`` and the files in ``tasks/`` are read.  A file is read only when it is
+a regular file inside the directory: a symlink that leads out of it, a FIFO or a
+directory in place of a file is reported, never opened.  Hidden files (a name starting
+with ``.``) in ``tasks/`` are ignored; any other file whose name is not ``NN-slug.md``
+is an error.  What is found is returned as :class:`LoadedDir` for
+:mod:`plankit.agentflow.validate` to check across files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+
+from plankit.agentflow.fields import PlanFields, TaskFields, read_plan_fields, read_task_fields
+from plankit.agentflow.frontmatter import FrontMatterError, normalize_newlines, parse, split
+from plankit.agentflow.model import Problem
+from plankit.errors import InputError
+from plankit.textio import MAX_TEXT_BYTES, decode_text
+
+TASK_NAME = re.compile(r"([0-9]{2})-([a-z0-9]+(?:-[a-z0-9]+)*)\.md", re.ASCII)
+"""A task file name, ``NN-slug.md`` (the spec's ``^\\d{2}-[a-z0-9]+(-[a-z0-9]+)*\\.md$``)."""
+
+
+@dataclass(slots=True)
+class LoadedPlan:
+    """``plan.md`` as read."""
+
+    fields: PlanFields | None
+    """Its front matter fields, or ``None`` when the front matter could not be read."""
+    body: str
+    """The narrative."""
+
+
+@dataclass(slots=True)
+class LoadedTask:
+    """One task file as read."""
+
+    file: str
+    """Path relative to the plan directory, ``tasks/NN-slug.md``."""
+    sort_index: int
+    """The ``NN`` of the name."""
+    fields: TaskFields | None
+    """Its front matter fields, or ``None`` when the front matter could not be read."""
+    body: str | None
+    """The Markdown description, or ``None`` when the file could not be split."""
+
+
+@dataclass(slots=True)
+class LoadedDir:
+    """Everything read from one plan directory, and the problems found on the way."""
+
+    path: str
+    """The directory as given."""
+    exists: bool = True
+    """False when the directory itself is missing or not a directory."""
+    empty: bool = False
+    """True when the directory has no entries at all."""
+    plan: LoadedPlan | None = None
+    """``plan.md``, or ``None`` when it is missing or unreadable."""
+    tasks: list[LoadedTask] = field(default_factory=list)
+    """Task files with a valid name, in name order."""
+    problems: list[Problem] = field(default_factory=list)
+    """Problems found while reading."""
+
+    def where(self, relative: str) -> str:
+        """The path of a file of this directory, for reports."""
+        return os.path.join(self.path, relative)
+
+
+def load_dir(path: str, *, fast: bool = True) -> LoadedDir:
+    """Read the plan directory at ``path``; never raises for bad content."""
+    loaded = LoadedDir(path)
+    try:
+        entries = os.listdir(path)
+    except FileNotFoundError:
+        loaded.exists = False
+        loaded.problems.append(
+            Problem(path, None, "plan-missing", "no such directory; check the path")
+        )
+        return loaded
+    except NotADirectoryError:
+        loaded.exists = False
+        loaded.problems.append(
+            Problem(path, None, "plan-missing", "is a file; expected a plan directory")
+        )
+        return loaded
+    except OSError as exc:
+        loaded.exists = False
+        loaded.problems.append(
+            Problem(path, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+        )
+        return loaded
+    loaded.empty = not entries
+    root = os.path.realpath(path)
+    _load_plan(loaded, root, fast)
+    _load_tasks(loaded, root, fast)
+    return loaded
+
+
+def _inside(root: str, target: str) -> bool:
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) -> str | None:
+    """The real path of a plan file that may be read, or ``None`` after reporting why not."""
+    full = loaded.where(relative)
+    real = full
+    if stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(full)
+        if not _inside(root, real):
+            loaded.problems.append(
+                Problem(
+                    full,
+                    None,
+                    "symlink-outside",
+                    f"is a symlink to {real}, outside the plan directory; "
+                    "write the file itself inside the directory",
+                )
+            )
+            return None
+        try:
+            st = os.stat(real)
+        except OSError:
+            loaded.problems.append(
+                Problem(
+                    full, None, "file-unreadable", "is a broken symlink; replace it with the file"
+                )
+            )
+            return None
+    if stat.S_ISDIR(st.st_mode):
+        loaded.problems.append(
+            Problem(full, None, "file-unreadable", "is a directory; expected a Markdown file")
+        )
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        loaded.problems.append(
+            Problem(
+                full, None, "file-unreadable", "is not a regular file; expected a Markdown file"
+            )
+        )
+        return None
+    if st.st_size > MAX_TEXT_BYTES:
+        loaded.problems.append(
+            Problem(
+                full,
+                None,
+                "file-unreadable",
+                f"is {st.st_size / 1_048_576:.1f} MiB; plan files over "
+                f"{MAX_TEXT_BYTES // 1_048_576} MiB are refused",
+            )
+        )
+        return None
+    return real
+
+
+def _read(loaded: LoadedDir, real: str, relative: str) -> str | None:
+    full = loaded.where(relative)
+    try:
+        with open(real, "rb") as handle:
+            data = handle.read(MAX_TEXT_BYTES + 1)
+    except OSError as exc:
+        loaded.problems.append(
+            Problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+        )
+        return None
+    if len(data) > MAX_TEXT_BYTES:
+        loaded.problems.append(Problem(full, None, "file-unreadable", "grew too large while read"))
+        return None
+    try:
+        text = decode_text(data, path=full, allow_empty=True).text
+    except InputError as exc:
+        loaded.problems.append(Problem(full, exc.line, "file-unreadable", exc.detail))
+        return None
+    return normalize_newlines(text)
+
+
+def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
+    full = loaded.where("plan.md")
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        if not loaded.empty:
+            loaded.problems.append(
+                Problem(
+                    full,
+                    None,
+                    "plan-missing",
+                    "plan.md is missing; write it with front matter (title) and the plan narrative",
+                )
+            )
+        return
+    real = _safe_file(loaded, root, "plan.md", st)
+    text = _read(loaded, real, "plan.md") if real is not None else None
+    if text is None:
+        return
+    rule = "plan-frontmatter"
+    try:
+        doc = split(text)
+        if doc.front_matter is None:
+            raise FrontMatterError(
+                'plan.md has no front matter; start it with the lines ---, title: "…", ---', 1
+            )
+        node = parse(doc.front_matter, doc.yaml_line, fast=fast)
+    except FrontMatterError as exc:
+        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.plan = LoadedPlan(None, "")
+        return
+    fields = read_plan_fields(node, doc.yaml_line)
+    loaded.problems.extend(Problem(full, i.line, i.rule, i.message) for i in fields.issues)
+    loaded.plan = LoadedPlan(fields, doc.body)
+
+
+def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
+    tasks_dir = loaded.where("tasks")
+    try:
+        st = os.lstat(tasks_dir)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        real = os.path.realpath(tasks_dir)
+        if not _inside(root, real):
+            loaded.problems.append(
+                Problem(
+                    tasks_dir,
+                    None,
+                    "symlink-outside",
+                    f"is a symlink to {real}, outside the plan directory; "
+                    "make tasks/ a directory inside it",
+                )
+            )
+            return
+    try:
+        entries = sorted(os.scandir(tasks_dir), key=lambda entry: entry.name)
+    except NotADirectoryError:
+        loaded.problems.append(
+            Problem(tasks_dir, None, "filename", "tasks must be a directory of NN-slug.md files")
+        )
+        return
+    except OSError as exc:
+        loaded.problems.append(
+            Problem(tasks_dir, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+        )
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        relative = f"tasks/{entry.name}"
+        match = TASK_NAME.fullmatch(entry.name)
+        if match is None:
+            loaded.problems.append(
+                Problem(loaded.where(relative), None, "filename", _name_hint(entry.name))
+            )
+            continue
+        target = _safe_file(loaded, root, relative, entry.stat(follow_symlinks=False))
+        if target is None:
+            continue
+        _load_task(loaded, target, relative, int(match.group(1)), fast)
+
+
+def _load_task(loaded: LoadedDir, real: str, relative: str, index: int, fast: bool) -> None:
+    full = loaded.where(relative)
+    text = _read(loaded, real, relative)
+    if text is None:
+        return
+    rule = "task-frontmatter"
+    try:
+        doc = split(text)
+    except FrontMatterError as exc:
+        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.tasks.append(LoadedTask(relative, index, None, None))
+        return
+    if doc.front_matter is None:
+        message = "has no front matter; start the file with the lines ---, id: <task-id>, ---"
+        loaded.problems.append(Problem(full, 1, rule, message))
+        loaded.tasks.append(LoadedTask(relative, index, None, None))
+        return
+    try:
+        node = parse(doc.front_matter, doc.yaml_line, fast=fast)
+    except FrontMatterError as exc:
+        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.tasks.append(LoadedTask(relative, index, None, doc.body))
+        return
+    fields = read_task_fields(node, doc.yaml_line)
+    loaded.problems.extend(Problem(full, i.line, i.rule, i.message) for i in fields.issues)
+    loaded.tasks.append(LoadedTask(relative, index, fields, doc.body))
+
+
+def _name_hint(name: str) -> str:
+    """Explain a bad task file name, suggesting a good one when there is an obvious one."""
+    stem, dot, ext = name.rpartition(".")
+    base = stem if dot else name
+    ext = ext if dot else ""
+    match = re.fullmatch(r"([0-9]+)[-_ .]*(.*)", base)
+    expected = "task files are named NN-slug.md (two digits, a hyphen, a kebab-case slug)"
+    if match is None:
+        return f"{name!r} does not start with a two-digit sort index; {expected}"
+    number, rest = match.groups()
+    slug = re.sub(r"[^a-z0-9]+", "-", rest.lower()).strip("-")
+    if int(number) > 99 or not slug:
+        return f"{name!r} breaks the naming rule; {expected}"
+    suggestion = f"{int(number):02d}-{slug}.md"
+    if ext.lower() not in ("md", "markdown"):
+        return f"{name!r} is not a .md file; {expected}: rename it to {suggestion}"
+    return f"{name!r} breaks the naming rule; {expected}: rename it to {suggestion}"

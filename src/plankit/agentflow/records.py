@@ -1,0 +1,230 @@
+"""What the control plane records: sessions, threads, commits; and its errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from plankit.agentflow.model import Plan, Problem, Task
+from plankit.errors import PlankitError
+
+
+class ControlError(PlankitError):
+    """A control plane request that cannot be done; nothing was changed.
+
+    ``rule`` is a stable name (``session-unknown``, ``thread-current`` …) and ``str()``
+    a complete one-line explanation with the fix.
+    """
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+    def problem(self) -> Problem:
+        """The error in the shape of a validation problem (no file, no line)."""
+        return Problem("", None, self.rule, self.message)
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"rule", "file": null, "line": null, "message"}``."""
+        return {"rule": self.rule, "file": None, "line": None, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A planning session of one agent."""
+
+    session_id: str
+    """The internal id (UUIDv7); also the name of the current thread's plan directory."""
+    agent_session_id: str | None
+    """The agent's own session id, when the host gave one."""
+    topic: str | None
+    """What the session is about, set by the agent with ``set-topic``."""
+    created_at: str
+    """When it started (UTC, ISO 8601)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "session_id": self.session_id,
+            "agent_session_id": self.agent_session_id,
+            "topic": self.topic,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A thread plan directory allocated to a session."""
+
+    thread_id: str
+    """Its id, ``thread_<n>``; never reused."""
+    session_id: str
+    """The session it belongs to."""
+    current: bool
+    """True for the session's current (default) thread, False for an additional one."""
+    plan_dir: str
+    """Absolute path of its plan directory."""
+    created_at: str
+    """When it was allocated (UTC, ISO 8601)."""
+    removed_at: str | None = None
+    """When ``remove-thread`` removed it, or ``None``."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form, ``{"thread_id", "plan_dir", …}``."""
+        return {
+            "thread_id": self.thread_id,
+            "plan_dir": self.plan_dir,
+            "kind": "current" if self.current else "additional",
+            "created_at": self.created_at,
+            "removed_at": self.removed_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A line of ``agentctl session list``."""
+
+    session: Session
+    """The session."""
+    threads: int
+    """Threads allocated and not removed (the current one included)."""
+    commits: int
+    """Commits recorded."""
+    last_commit_at: str | None
+    """When the last commit was recorded."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: the session's fields plus the counts."""
+        return {
+            **self.session.to_dict(),
+            "threads": self.threads,
+            "commits": self.commits,
+            "last_commit_at": self.last_commit_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeContext:
+    """What an agent needs to start planning: its directories and its environment."""
+
+    session: Session
+    """The session."""
+    home: str
+    """The state directory (``AGENTFLOW_HOME``)."""
+    current: Thread
+    """The current thread and its plan directory (``CURRENT_PLAN_DIR``)."""
+    additional: tuple[Thread, ...]
+    """Additional threads already allocated and not removed (``ADDITIONAL_PLAN_DIRS``)."""
+
+    def environment(self) -> dict[str, str]:
+        """The variables to export for ``agentctl`` in the agent's shell."""
+        return {"AGENTFLOW_SESSION_ID": self.session.session_id, "AGENTFLOW_HOME": self.home}
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (the text block is added by the caller)."""
+        return {
+            "session_id": self.session.session_id,
+            "agent_session_id": self.session.agent_session_id,
+            "topic": self.session.topic,
+            "thread_id": self.current.thread_id,
+            "plan_dir": self.current.plan_dir,
+            "additional_plan_dirs": [
+                {"thread_id": t.thread_id, "plan_dir": t.plan_dir} for t in self.additional
+            ],
+            "env": self.environment(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedThread:
+    """One thread's plan as committed."""
+
+    thread_id: str
+    """The thread."""
+    current: bool
+    """Whether it is the session's current thread."""
+    plan: Plan
+    """The plan, as validated at commit time."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: thread id, kind, plan directory and the plan with its waves."""
+        return {
+            "thread_id": self.thread_id,
+            "kind": "current" if self.current else "additional",
+            "plan_dir": self.plan.path,
+            "plan": self.plan.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRecord:
+    """A recorded commit: every committed plan of a session at one moment."""
+
+    session_id: str
+    """The session."""
+    number: int
+    """1 for the session's first commit, then 2, 3 …"""
+    committed_at: str
+    """When (UTC, ISO 8601)."""
+    threads: tuple[CommittedThread, ...]
+    """The plans committed, the current thread first."""
+    skipped: tuple[str, ...] = ()
+    """Threads left out because their directory was empty (only ever the current one)."""
+
+    @property
+    def task_count(self) -> int:
+        """Tasks across all committed threads."""
+        return sum(len(thread.plan.tasks) for thread in self.threads)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form; also the snapshot stored in the database."""
+        return {
+            "session_id": self.session_id,
+            "commit": self.number,
+            "committed_at": self.committed_at,
+            "thread_count": len(self.threads),
+            "task_count": self.task_count,
+            "threads": [thread.to_dict() for thread in self.threads],
+            "skipped": list(self.skipped),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> CommitRecord:
+        """Rebuild a commit from its stored snapshot."""
+        threads = []
+        for item in map(_dict, _list(data["threads"])):
+            plan_data = _dict(item["plan"])
+            tasks = tuple(
+                Task(
+                    id=str(task["id"]),
+                    sort_index=int(str(task["sort_index"])),
+                    file=str(task["file"]),
+                    depends_on=tuple(str(dep) for dep in _list(task["depends_on"])),
+                    agent=None if task["agent"] is None else str(task["agent"]),
+                    subtasks=tuple(str(sub) for sub in _list(task["subtasks"])),
+                    body=str(task["body"]),
+                )
+                for task in map(_dict, _list(plan_data["tasks"]))
+            )
+            plan = Plan(
+                str(plan_data["path"]), str(plan_data["title"]), str(plan_data["body"]), tasks
+            )
+            threads.append(CommittedThread(str(item["thread_id"]), item["kind"] == "current", plan))
+        return cls(
+            session_id=str(data["session_id"]),
+            number=int(str(data["commit"])),
+            committed_at=str(data["committed_at"]),
+            threads=tuple(threads),
+            skipped=tuple(str(s) for s in _list(data.get("skipped", []))),
+        )
+
+
+def _list(value: object) -> list[Any]:
+    assert isinstance(value, list)
+    return value
+
+
+def _dict(value: object) -> dict[str, object]:
+    assert isinstance(value, dict)
+    return value

@@ -1,0 +1,1 @@
+"""Tests of plankit.agentflow (a package, so test module names cannot clash)."""
