@@ -1,0 +1,162 @@
+"""Changing a plan's Markdown one line at a time.
+
+:func:`update_task_status` rewrites the line of one task and leaves every other byte
+of the text as it was (CRLF stays CRLF, a missing final newline stays missing).
+:func:`add_note` inserts one line at the end of the Notes section.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from plankit.checklist.model import CHAR_STATUS, TaskStatus, coerce_status
+from plankit.checklist.plan import (
+    NOTE_SEP_RE,
+    TASK_LINE_RE,
+    analyze,
+    line_bounds,
+    remember,
+    split_content,
+)
+from plankit.errors import InputError
+from plankit.markdown.encoding import repair_double_encoding
+
+_LONE_CR_RE = re.compile(r"\r(?!\n)")
+
+
+def clean_annotation(text: str | None) -> str | None:
+    """A blocked reason or review note made fit for one line: whitespace runs become one
+    space and an em dash becomes an en dash (an em dash starts the note)."""
+    if text is None:
+        return None
+    cleaned = " ".join(repair_double_encoding(text).split()).replace("—", "–")
+    return cleaned or None
+
+
+def _task_line_bounds(text: str, line: int, step: str) -> tuple[int, int]:
+    """Offsets of 1-based ``line`` (a task line numbered ``step``), ending excluded."""
+    if "\r" in text and _LONE_CR_RE.search(text):
+        return line_bounds(text, line)
+    needle = f"] {step}"
+    pos = text.find(needle)
+    seen_at, number = 0, 1
+    while pos >= 0:
+        number += text.count("\n", seen_at, pos)
+        seen_at = pos
+        if number == line:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+            if end > start and text[end - 1] == "\r":
+                end -= 1
+            return start, end
+        if number > line:
+            break
+        pos = text.find(needle, pos + 1)
+    return line_bounds(text, line)  # pragma: no cover - the structure names a task line
+
+
+def rewrite_task_line(
+    line_text: str,
+    status: TaskStatus,
+    annotation: str | None,
+    today: _dt.date,
+) -> str:
+    """The task line ``line_text`` with a new status (and annotation); always written
+    with ``✅`` and ``—``."""
+    m = TASK_LINE_RE.fullmatch(line_text)
+    if m is None:  # pragma: no cover - callers pass task lines
+        raise ValueError(f"not a task line: {line_text!r}")
+    indent, bullet, char, step, sep, content = m.groups()
+    old = CHAR_STATUS.get(char, TaskStatus.TODO)
+    title, date, _ = split_content(content, old)
+    out = f"{indent}{bullet} [{status.char}] {step}{sep}{title}"
+    if status is TaskStatus.DONE:
+        keep = date if old is TaskStatus.DONE and date else today.isoformat()
+        out += f" ✅ {keep}"
+    elif status in (TaskStatus.BLOCKED, TaskStatus.REVIEW):
+        note = clean_annotation(annotation)
+        if not note and NOTE_SEP_RE.search(title):
+            # without a note, the title's own " — " would read as the note's start
+            note = "(no reason given)" if status is TaskStatus.BLOCKED else "(no note given)"
+        if note:
+            out += f" — {note}"
+    return out
+
+
+def set_status(
+    markdown: str,
+    step: str,
+    status: TaskStatus | str,
+    annotation: str | None = None,
+    *,
+    today: _dt.date | None = None,
+) -> tuple[str, str | None]:
+    """:func:`update_task_status`, also returning the task's new line (None when
+    ``step`` is unknown)."""
+    wanted = coerce_status(status)
+    found = analyze(markdown)
+    step = step.strip()
+    line = found.targets.get(step)
+    if line is None:
+        return markdown, None
+    start, end = _task_line_bounds(markdown, line, step)
+    old_line = markdown[start:end]
+    new_line = rewrite_task_line(
+        repair_double_encoding(old_line), wanted, annotation, today or _dt.date.today()
+    )
+    if new_line == old_line:
+        return markdown, new_line
+    updated = markdown[:start] + new_line + markdown[end:]
+    remember(updated, found)
+    return updated, new_line
+
+
+def update_task_status(
+    markdown: str,
+    step: str,
+    status: TaskStatus | str,
+    annotation: str | None = None,
+    *,
+    today: _dt.date | None = None,
+) -> str:
+    """Set the status of task ``step``; return the new Markdown.
+
+    Only the task's line changes.  ``done`` adds ``✅ <today>`` (a task already done
+    keeps its date); ``blocked`` and ``review`` add `` — annotation``; any other status
+    drops the old note.  An unknown ``step`` returns ``markdown`` unchanged (the
+    :class:`~plankit.checklist.manager.PlanManager` methods raise instead).
+    """
+    return set_status(markdown, step, status, annotation, today=today)[0]
+
+
+def _line_ending(text: str) -> str:
+    m = re.search(r"\r\n|\r|\n", text)
+    return m.group(0) if m is not None else "\n"
+
+
+def add_note(markdown: str, note: str) -> str:
+    """Add ``- note`` as the last line of the Notes section (a Notes section is added at
+    the end when there is none); every other byte is kept."""
+    text = " ".join(note.split())
+    if not text:
+        raise InputError("the note is empty; give the text to add", code="empty-note")
+    nl = _line_ending(markdown)
+    found = analyze(markdown)
+    if found.notes_span is None:
+        base = markdown
+        if base and not base.endswith(("\n", "\r")):
+            base += nl
+        gap = nl if base and not base.endswith(nl + nl) else ""
+        return f"{base}{gap}## Notes{nl}{nl}- {text}{nl}"
+    heading, last = found.notes_span
+    _, end = line_bounds(markdown, last)
+    at_eof = end == len(markdown)
+    if not at_eof:
+        end += 2 if markdown.startswith("\r\n", end) else 1
+    blank = nl if last == heading else ""
+    if at_eof:
+        return f"{markdown}{nl}{blank}- {text}"
+    return f"{markdown[:end]}{blank}- {text}{nl}{markdown[end:]}"

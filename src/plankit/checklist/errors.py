@@ -1,0 +1,90 @@
+"""Errors raised by the checklist system.
+
+Every one is a :class:`~plankit.errors.PlankitError`, so the CLI prints it as one line
+and the MCP tools return it as a tool error; none is raised after anything was
+written.
+
+::
+
+    InputError
+    ├── NoPlanError         the plan cell is empty
+    ├── NotAPlanError       the plan cell holds text that is not a PLAN.md plan
+    ├── UnknownStepError    no task has that step number
+    └── CellTooLargeError   the plan would not fit in one cell of the store
+    PlankitError
+    └── StoreError          the store failed: locked, read-only, not a workbook, network
+"""
+
+from __future__ import annotations
+
+from plankit.errors import InputError, PlankitError
+
+
+class NoPlanError(InputError):
+    """The plan cell is empty (the spec's ``No plan``)."""
+
+    def __init__(self, cell: str):
+        self.cell = cell
+        super().__init__(
+            f"No plan in {cell}; create one with init_plan or create_plan "
+            "(`plankit checklist init` / `create`)",
+            code="no-plan",
+        )
+
+
+class NotAPlanError(InputError):
+    """The plan cell holds text without a ``# Plan:`` title or a ``### Phase`` heading."""
+
+    def __init__(self, cell: str, text: str):
+        self.cell = cell
+        preview = " ".join(text.split())
+        if len(preview) > 60:
+            preview = preview[:59] + "…"
+        super().__init__(
+            f"{cell} does not hold a PLAN.md plan (no '# Plan:' title and no "
+            f"'### Phase N:' heading); it holds {preview!r}. Clear the cell or choose "
+            "another one with --cell",
+            code="not-a-plan",
+        )
+
+
+class UnknownStepError(InputError):
+    """No task of the plan has the step number asked for."""
+
+    def __init__(self, step: str, known: list[str]):
+        import difflib
+
+        self.step = step
+        self.known = known
+        if not known:
+            listing = "the plan has no tasks"
+        else:
+            shown = ", ".join(known[:30]) + (
+                f", … ({len(known)} in all)" if len(known) > 30 else ""
+            )
+            listing = f"known steps: {shown}"
+        close = difflib.get_close_matches(step, known, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        super().__init__(f"no task {step!r} in the plan ({listing}){hint}", code="unknown-step")
+
+
+class CellTooLargeError(InputError):
+    """The plan is longer than one cell of the store can hold."""
+
+    def __init__(self, cell: str, length: int, limit: int, store: str):
+        self.length = length
+        self.limit = limit
+        super().__init__(
+            f"the plan would be {length:,} characters, more than the {limit:,} a cell of "
+            f"{store} holds ({cell}); nothing was written. Shorten the plan (move detail "
+            "to Notes elsewhere, drop finished phases) or use a PLAN.md file",
+            code="cell-too-large",
+        )
+
+
+class StoreError(PlankitError):
+    """The store could not be read or written; ``str(err)`` says why and what to do."""
+
+    def __init__(self, message: str, *, code: str = "store-failed"):
+        self.code = code
+        super().__init__(message)

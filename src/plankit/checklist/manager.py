@@ -1,0 +1,221 @@
+"""PlanManager: the eight operations of the spec (and ``append_note``) on a store.
+
+The plan lives in one cell (``AGENT_BASE!C2`` by default); the cell above it holds the
+marker ``PLAN.md Contents`` once the plan system is set up.  Every method reads the
+cell afresh; on a store that offers ``transaction()`` a read-update-write runs under
+one lock, so concurrent managers do not lose each other's updates, and nothing is
+written when a method raises.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from plankit.checklist.edit import add_note, set_status
+from plankit.checklist.errors import NoPlanError, NotAPlanError, UnknownStepError
+from plankit.checklist.model import PhaseInput, Plan, PlanTask, TaskStatus
+from plankit.checklist.plan import Structure, analyze, parse_plan, task_from_line
+from plankit.checklist.refs import parse_ref
+from plankit.checklist.render import (
+    PLAN_MARKER,
+    STARTER_PLAN,
+    fallback_plan,
+    render_new_plan,
+)
+from plankit.checklist.stores.base import (
+    SheetsClient,
+    Transactional,
+    cell_limit,
+    check_cell_size,
+    store_label,
+)
+from plankit.errors import InputError
+
+DEFAULT_CELL = "AGENT_BASE!C2"
+"""Where the spec keeps the plan."""
+
+logger = logging.getLogger("plankit.checklist")
+
+
+class PlanManager:
+    """Read and change the plan kept in one cell of ``store``."""
+
+    def __init__(
+        self,
+        store: SheetsClient,
+        cell: str = DEFAULT_CELL,
+        *,
+        today: Callable[[], _dt.date] | None = None,
+    ) -> None:
+        """``cell`` must be below row 1 (the row above holds the marker); ``today`` gives
+        the completion date (``date.today`` by default)."""
+        ref = parse_ref(cell)
+        if ref.row < 2:
+            raise InputError(
+                f"the plan cell {cell} must be below row 1: the cell above it holds the "
+                f"{PLAN_MARKER!r} marker",
+                code="bad-cell-ref",
+            )
+        self.store = store
+        self.cell = ref.a1
+        """The plan cell, normalised (``AGENT_BASE!C2``)."""
+        self.marker_cell = ref.above().a1
+        """The cell holding the marker (``AGENT_BASE!C1``)."""
+        self.sheet = ref.sheet
+        """The sheet both cells are on."""
+        self._today = today or _dt.date.today
+
+    def __repr__(self) -> str:
+        return f"PlanManager({self.store!r}, {self.cell!r})"
+
+    @contextmanager
+    def _session(self) -> Iterator[SheetsClient]:
+        if isinstance(self.store, Transactional):
+            with self.store.transaction() as session:
+                yield session
+        else:
+            yield self.store
+
+    def _check_size(self, text: str) -> None:
+        check_cell_size(self.cell, text, cell_limit(self.store), store_label(self.store))
+
+    def _read(self, store: SheetsClient) -> tuple[str, Structure]:
+        text = store.get_cell(self.cell)
+        if not text.strip():
+            raise NoPlanError(self.cell)
+        found = analyze(text)
+        if not found.is_plan:
+            raise NotAPlanError(self.cell, text)
+        return text, found
+
+    def _ensure_sheet(self, store: SheetsClient) -> None:
+        if self.sheet not in store.list_sheets():
+            store.create_sheet(self.sheet)
+        if store.get_cell(self.marker_cell) != PLAN_MARKER:
+            store.set_cell(self.marker_cell, PLAN_MARKER)
+
+    # --- initialise -------------------------------------------------------------------
+
+    def init_plan(self, *, raise_errors: bool = False) -> Plan:
+        """Set up the plan system and return the plan; safe to call again.
+
+        A plan already in the cell is returned unchanged (the marker is added when it
+        is missing).  An empty cell gets the starter plan, and the marker.  When the
+        store fails, nothing is written and the "Initialization Error" plan is returned
+        (or, with ``raise_errors``, the error is raised).  Text in the cell that is not
+        a plan is never overwritten: that is an error too.
+        """
+        try:
+            with self._session() as s:
+                has_sheet = self.sheet in s.list_sheets()
+                if has_sheet:
+                    marker = s.get_cell(self.marker_cell)
+                    current = s.get_cell(self.cell)
+                    if current.strip():
+                        if not analyze(current).is_plan:
+                            raise NotAPlanError(self.cell, current)
+                        if marker != PLAN_MARKER:
+                            s.set_cell(self.marker_cell, PLAN_MARKER)
+                        return parse_plan(current)
+                else:
+                    s.create_sheet(self.sheet)
+                s.set_cell(self.marker_cell, PLAN_MARKER)
+                s.set_cell(self.cell, STARTER_PLAN)
+            return parse_plan(STARTER_PLAN)
+        except Exception as exc:
+            if raise_errors:
+                raise
+            logger.warning("init_plan failed: %s", exc)
+            return parse_plan(fallback_plan(str(exc)))
+
+    # --- read ---------------------------------------------------------------------------
+
+    def get_plan(self) -> Plan | None:
+        """The plan, or None when the cell is empty."""
+        with self._session() as s:
+            text = s.get_cell(self.cell)
+        if not text.strip():
+            return None
+        if not analyze(text).is_plan:
+            raise NotAPlanError(self.cell, text)
+        return parse_plan(text)
+
+    def get_next_task(self) -> PlanTask | None:
+        """The first todo task, phase by phase; None when none is left (or no plan)."""
+        plan = self.get_plan()
+        return None if plan is None else plan.next_task()
+
+    def get_review_tasks(self) -> list[PlanTask]:
+        """Every task waiting for review ([] when there is no plan)."""
+        plan = self.get_plan()
+        return [] if plan is None else plan.review_tasks()
+
+    # --- write --------------------------------------------------------------------------
+
+    def create_plan(
+        self, title: str, goal: str, phases: Sequence[PhaseInput | dict[str, Any]]
+    ) -> Plan:
+        """Replace the plan with a new one: ``phases`` as :class:`PhaseInput` or
+        ``{"name": …, "steps": […]}``; steps are numbered ``N.1``, ``N.2`` …
+
+        The sheet and the marker are created when missing, so a later ``init_plan``
+        keeps this plan.
+        """
+        markdown = render_new_plan(title, goal, phases)
+        self._check_size(markdown)
+        with self._session() as s:
+            self._ensure_sheet(s)
+            s.set_cell(self.cell, markdown)
+        return parse_plan(markdown)
+
+    def _set(self, step: str, status: TaskStatus, annotation: str | None = None) -> PlanTask:
+        step = str(step).strip()
+        with self._session() as s:
+            text, found = self._read(s)
+            slot = found.phase_steps.get(step)
+            if slot is None:
+                raise UnknownStepError(step, found.steps)
+            updated, line_text = set_status(text, step, status, annotation, today=self._today())
+            if updated != text:
+                self._check_size(updated)
+                s.set_cell(self.cell, updated)
+        line, phase = slot
+        task = task_from_line(line_text or "", line, phase)
+        assert task is not None
+        return task
+
+    def start_task(self, step: str) -> PlanTask:
+        """Mark ``step`` as in progress ``[/]``; returns the task as now written."""
+        return self._set(step, TaskStatus.DOING)
+
+    def complete_task(self, step: str) -> PlanTask:
+        """Mark ``step`` as done ``[x]`` with today's date."""
+        return self._set(step, TaskStatus.DONE)
+
+    def block_task(self, step: str, reason: str) -> PlanTask:
+        """Mark ``step`` as blocked ``[>]`` with `` — reason``."""
+        return self._set(step, TaskStatus.BLOCKED, reason)
+
+    def review_task(self, step: str, note: str) -> PlanTask:
+        """Mark ``step`` as waiting for review ``[!]`` with `` — note``."""
+        return self._set(step, TaskStatus.REVIEW, note)
+
+    def set_task_status(
+        self, step: str, status: TaskStatus | str, annotation: str | None = None
+    ) -> PlanTask:
+        """Any status change (``todo`` included), as the four methods above do."""
+        from plankit.checklist.model import coerce_status
+
+        return self._set(step, coerce_status(status), annotation)
+
+    def append_note(self, text: str) -> None:
+        """Add ``- text`` at the end of the Notes section (adding the section if needed)."""
+        with self._session() as s:
+            current, _ = self._read(s)
+            updated = add_note(current, text)
+            self._check_size(updated)
+            s.set_cell(self.cell, updated)

@@ -1,0 +1,86 @@
+"""Where a plan is kept: the :class:`SheetsClient` protocol and its four stores.
+
+======================  =============================================  ===============
+store                   what                                           cell limit
+======================  =============================================  ===============
+:class:`MemorySheets`   a dictionary, for tests (``fail_next_operation``)  50,000
+:class:`XlsxWorkbook`   a ``.xlsx`` file through openpyxl, locked          32,767
+:class:`GoogleSheets`   a Google spreadsheet through gspread               50,000
+:class:`MarkdownFile`   a plain ``PLAN.md`` file, locked                   none
+======================  =============================================  ===============
+
+The store classes are imported on first use; :func:`open_store` picks one from the
+``--store`` text of the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from plankit.checklist.stores.base import (
+    EXCEL_CELL_LIMIT,
+    GOOGLE_CELL_LIMIT,
+    SheetsClient,
+    Transactional,
+)
+
+if TYPE_CHECKING:
+    from plankit.checklist.stores.gsheets import GoogleSheets
+    from plankit.checklist.stores.markdown_file import MarkdownFile
+    from plankit.checklist.stores.memory import MemorySheets
+    from plankit.checklist.stores.xlsx import XlsxWorkbook
+
+_WHERE = {
+    "MemorySheets": "memory",
+    "XlsxWorkbook": "xlsx",
+    "GoogleSheets": "gsheets",
+    "MarkdownFile": "markdown_file",
+}
+
+__all__ = [
+    "EXCEL_CELL_LIMIT",
+    "GOOGLE_CELL_LIMIT",
+    "GoogleSheets",
+    "MarkdownFile",
+    "MemorySheets",
+    "SheetsClient",
+    "Transactional",
+    "XlsxWorkbook",
+    "open_store",
+]
+
+GSHEETS_PREFIX = "gsheets:"
+"""``--store gsheets:<spreadsheet id>`` names a Google spreadsheet."""
+
+
+def open_store(
+    spec: str,
+    *,
+    cell: str = "AGENT_BASE!C2",
+    credentials: str | os.PathLike[str] | None = None,
+) -> SheetsClient:
+    """The store a ``--store`` value names: ``gsheets:<id>``, a ``.xlsx``/``.xlsm``
+    workbook, or any other path as a Markdown file."""
+    text = spec.strip()
+    if text.lower().startswith(GSHEETS_PREFIX):
+        from plankit.checklist.stores.gsheets import GoogleSheets
+
+        return GoogleSheets(text[len(GSHEETS_PREFIX) :], credentials)
+    if text.lower().endswith((".xlsx", ".xlsm")):
+        from plankit.checklist.stores.xlsx import XlsxWorkbook
+
+        return XlsxWorkbook(text)
+    from plankit.checklist.stores.markdown_file import MarkdownFile
+
+    return MarkdownFile(text, cell)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'plankit.checklist.stores' has no attribute {name!r}")
+    value = getattr(import_module(f"plankit.checklist.stores.{module}"), name)
+    globals()[name] = value
+    return value

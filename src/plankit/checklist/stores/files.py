@@ -1,0 +1,83 @@
+"""What the file stores share: the cross-process lock and the checks before a write."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+
+from plankit.checklist.errors import StoreError
+
+DEFAULT_LOCK_TIMEOUT = 10.0
+"""Seconds to wait for another process to finish with a file before giving up."""
+
+
+def lock_path(path: str) -> str:
+    """The lock file of ``path``: ``.NAME.lock`` beside it."""
+    directory, base = os.path.split(os.path.abspath(path))
+    return os.path.join(directory, f".{base}.lock")
+
+
+@contextlib.contextmanager
+def file_lock(path: str, timeout: float) -> Iterator[None]:
+    """Hold the cross-process lock of ``path`` (a ``filelock`` lock file beside it).
+
+    When the lock file cannot be created (a read-only folder) the block runs without
+    it: reading is still safe, because writers replace the file in one rename, and a
+    write fails with a clear error anyway.
+    """
+    import filelock
+
+    lock = filelock.FileLock(lock_path(path), timeout=timeout)
+    acquired = False
+    try:
+        lock.acquire()
+        acquired = True
+    except filelock.Timeout:
+        raise StoreError(
+            f"{path} is locked by another process (waited {timeout:g} s for "
+            f"{lock_path(path)}); try again when it has finished",
+            code="locked",
+        ) from None
+    except OSError:
+        pass
+    try:
+        yield
+    finally:
+        if acquired:
+            lock.release()
+
+
+def check_writable(path: str) -> None:
+    """Raise :class:`StoreError` when ``path`` must not be replaced: it is read-only, or
+    Excel has it open (its ``~$`` owner file is there)."""
+    directory, base = os.path.split(os.path.abspath(path))
+    for owner in {f"~${base}", f"~${base[2:]}"}:
+        if os.path.exists(os.path.join(directory, owner)):
+            raise StoreError(
+                f"{path} is open in Excel ({owner} exists); close it in Excel and try "
+                f"again (if Excel is not running, delete {owner})",
+                code="locked",
+            )
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and (
+        not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        or not os.access(path, os.W_OK)
+    ):
+        raise StoreError(
+            f"{path} is read-only; make it writable (chmod u+w) and try again; nothing was changed",
+            code="read-only",
+        )
+
+
+def write_error(path: str, exc: OSError) -> StoreError:
+    """A :class:`StoreError` for a failed write of ``path``."""
+    reason = exc.strerror or str(exc)
+    return StoreError(
+        f"cannot write {path} ({reason}); check that its folder is writable; nothing was changed",
+        code="write-failed",
+    )
