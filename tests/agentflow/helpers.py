@@ -31,6 +31,6 @@ def task(task_id: str, depends_on: list[str] | None = None, body: str = "Do it.\
 
 
 def copy_example(target: Path) -> Path:
-    """Copy the spec's example plan directory into ``target`` (which must not exist)."""
-    shutil.copytree(SPEC_EXAMPLE, target)
+    """Copy the spec's example plan files into the directory ``target``."""
+    shutil.copytree(SPEC_EXAMPLE, target, dirs_exist_ok=True)
     return target

@@ -235,3 +235,12 @@ def test_unknown_dependency_on_an_unreadable_task_is_not_reported(tmp_path: Path
     )
     _, problems = check_dir(str(directory))
     assert [p.rule for p in problems] == ["task-frontmatter"]
+
+
+def test_null_values_mean_absent(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={"01-a.md": "---\nid: a\ndepends_on: ~\nagent: null\nsubtasks:\n---\nX\n"},
+    )
+    only = load_plan(str(directory)).tasks[0]
+    assert (only.depends_on, only.agent, only.subtasks) == ((), None, ())

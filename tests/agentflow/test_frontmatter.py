@@ -1,0 +1,174 @@
+"""Front matter: splitting, strict parsing, and the fast path agreeing with ruamel.yaml."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from plankit.agentflow import frontmatter as fm
+from plankit.agentflow.frontmatter import FrontMatterError, Map, Scalar, Seq, parse, split
+
+
+def test_split_finds_front_matter_body_and_lines() -> None:
+    doc = split("---\nid: a\n---\n\nBody\n")
+    assert (doc.front_matter, doc.yaml_line, doc.body, doc.body_line) == (
+        "id: a\n",
+        2,
+        "\nBody\n",
+        4,
+    )
+    empty = split("---\n---\nBody")
+    assert (empty.front_matter, empty.body, empty.body_line) == ("", "Body", 3)
+    assert split("# Just Markdown\n").front_matter is None
+    assert split("----\nnot front matter\n").front_matter is None
+    assert split("---  \nid: a\n---\t\nB").front_matter == "id: a\n"
+
+
+@pytest.mark.parametrize("text", ["---", "---\n", "---\nid: a\n", "---\nid: a\n----\n"])
+def test_unclosed_front_matter_is_an_error(text: str) -> None:
+    with pytest.raises(FrontMatterError, match="not closed"):
+        split(text)
+
+
+def test_crlf_is_normalized() -> None:
+    assert fm.normalize_newlines("a\r\nb\rc\n") == "a\nb\nc\n"
+
+
+@pytest.mark.parametrize(
+    ("yaml", "message", "line"),
+    [
+        ("id: a\nid: b\n", "duplicate field 'id' (first on line 2)", 3),
+        ("a: !!python/object/apply:os.system ['true']\n", "YAML tags such as !!python", 2),
+        ("a: !custom x\n", "YAML tags such as !custom", 2),
+        ("a: &x [1]\nb: *x\n", "anchors (&name) and aliases", 2),
+        ("a: [b\n", "invalid YAML", 3),
+        ("a: 1\n...\nb: 2\n", "more than one YAML document", 4),
+        ("[a]: 1\n", "keys must be plain field names", 2),
+        ("a: " + "[" * 40 + "]" * 40 + "\n", "nested more than 16 levels", 2),
+    ],
+)
+def test_unsafe_or_invalid_yaml_is_refused_with_a_line(yaml: str, message: str, line: int) -> None:
+    for fast in (True, False):
+        with pytest.raises(FrontMatterError) as info:
+            parse(yaml, 2, fast=fast)
+        assert message in info.value.message
+        assert info.value.line == line
+
+
+def test_parse_keeps_lines_of_keys_and_items() -> None:
+    node = parse("id: a\ndepends_on:\n  - b\n  - c\nagent:\n", 2)
+    assert node == Map(
+        (
+            ("id", 2, Scalar("a", 2)),
+            ("depends_on", 3, Seq((Scalar("b", 4), Scalar("c", 5)), 4)),
+            ("agent", 6, Scalar(None, 6)),
+        ),
+        2,
+    )
+
+
+# --- the fast path agrees with the full parser ---------------------------------------------
+
+# Pieces of text, chosen so that YAML's special sequences come up often.
+_PIECES = [
+    "a", "Zb", "09", " ", "  ", ":", ": ", " #", "#", ",", ", ", "'", "''", '"', "\\",
+    "[", "]", "{", "}", "&x ", "*x", "!", "!!str ", "|", ">", "%", "@", "`", "?", "? ", "~",
+    "-", "- ", "null", "é", "\t", "()", "/", "$", ".", "_", "yes", "1.5",
+]  # fmt: skip
+_SAFE = ["", "a", "Zb", "09", "x y", "é", "(", "/", "."]
+# Mostly plain words, with one special piece somewhere: the cases where readings differ.
+_texts = st.one_of(
+    st.tuples(st.sampled_from(_SAFE), st.sampled_from(_PIECES), st.sampled_from(_SAFE)).map(
+        "".join
+    ),
+    st.lists(st.sampled_from(_PIECES), max_size=5).map("".join),
+)
+_keys = st.sampled_from(["id", "depends_on", "agent", "subtasks", "title", "a-b", "Key", "x1"])
+
+
+@st.composite
+def _value(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["plain", "dq", "sq", "flow", "block", "empty"]))
+    text = draw(_texts)
+    if kind == "plain":
+        return " " + text
+    if kind == "dq":
+        return f' "{text}"'
+    if kind == "sq":
+        return f" '{text}'"
+    if kind == "flow":
+        items = draw(st.lists(_texts, max_size=4))
+        return " [" + draw(st.sampled_from([", ", ",", " , "])).join(items) + "]"
+    if kind == "block":
+        indent = " " * draw(st.sampled_from([0, 2, 4]))
+        items = draw(st.lists(_texts, min_size=1, max_size=3))
+        jitter = draw(st.booleans())
+        lines = [
+            f"{indent}{' ' if jitter and i == 1 else ''}- {item}" for i, item in enumerate(items)
+        ]
+        return "\n" + "\n".join(lines)
+    return draw(st.sampled_from(["", " ", "  "]))
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(0, 5))):
+        extra = draw(st.sampled_from(["", "", "", "# comment", "  # indented comment", " "]))
+        if extra:
+            lines.append(extra)
+        lines.append(draw(_keys) + ":" + draw(_value()) + draw(st.sampled_from(["", " ", "  "])))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+def _full(yaml: str) -> object:
+    from plankit.agentflow.yamlstrict import parse_events
+
+    try:
+        return parse_events(yaml, 2, fm.MAX_DEPTH)
+    except FrontMatterError as exc:
+        return ("error", exc.line)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_documents())
+def test_fast_path_gives_the_full_parsers_tree_whenever_it_answers(yaml: str) -> None:
+    fast = fm._fast(yaml, 2)
+    if fast is not None:
+        assert fast == _full(yaml), yaml
+
+
+def test_fast_path_answers_for_the_usual_front_matter() -> None:
+    usual = [
+        'title: "Add user authentication"\n',
+        "id: create-schema\ndepends_on: []\n",
+        "id: implement-service\ndepends_on: [create-schema]\nagent: claude-code\n"
+        "subtasks:\n  - Define service interface\n  - Implement SQLite store\n",
+        "id: a\ndepends_on:\n- b\n- c\n# a comment\n\nagent: codex\n",
+        "title: 'Single quoted, with comma'\n",
+    ]
+    for yaml in usual:
+        fast = fm._fast(yaml, 2)
+        assert fast is not None, yaml
+        assert fast == _full(yaml)
+
+
+_TEMPLATES = [
+    "k: {p}", "k: a{p}", "k: {p}b", "k: a{p}b", "k: a {p} b", "k: '{p}'", 'k: "{p}"',
+    "k: [{p}]", "k: [a{p}]", "k: [{p}b, c]", "k: [a, b{p}c]", "k: [a{p} b]",
+    "k:\n  - {p}", "k:\n  - a{p}", "k:\n- {p}b\n- c", "k:\n  - a\n  -{p}",
+    "k{p}: v", "{p}k: v", "k: v\n{p}", "k: v\n  {p}", "k:\n  - a\n{p}",
+]  # fmt: skip
+
+
+def test_fast_path_agrees_on_every_special_piece_in_every_position() -> None:
+    checked = 0
+    for piece in _PIECES:
+        for template in _TEMPLATES:
+            yaml = template.format(p=piece)
+            fast = fm._fast(yaml, 2)
+            if fast is not None:
+                checked += 1
+                assert fast == _full(yaml), repr(yaml)
+    assert checked > 200  # the fast path answers often enough for this to mean something
