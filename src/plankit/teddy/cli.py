@@ -9,6 +9,7 @@ Heavy modules are imported inside the commands that need them.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -214,6 +215,130 @@ def preprocess(plan: str | None, check: bool, no_copy: bool) -> None:
         click.echo(f"{name}: repaired ({len(result.changes)} change(s))", err=True)
     else:
         click.echo(f"{name}: nothing to repair", err=True)
+
+
+# --- sessions: teddy new / context / execute ----------------------------------------
+
+
+def _project_root() -> Path:
+    from plankit.workspace import find_root
+
+    root = find_root()
+    if root is None:
+        _fail("no .teddy/ directory here or in any parent; start a session with `teddy new NAME`")
+    return root
+
+
+@cli.command()
+@click.argument("name")
+def new(name: str) -> None:
+    """Start a session NAME (kebab-case) in the current directory and print its path.
+
+    Creates .teddy/YYYYMMDD-NAME/ with session.context and turn 01, whose
+    system_prompt.xml is the default agent's prompt.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.prompts import agent_name, get_prompt
+    from plankit.teddy.session import create_session
+    from plankit.workspace import find_root
+
+    root = find_root() or Path.cwd()
+    try:
+        config = load_config(root)
+        prompt = get_prompt(config.default_agent, root)
+        session = create_session(root, name, prompt, agent_name(prompt, config.default_agent))
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(session.path)
+
+
+@cli.command()
+@click.option("--session", "session_name", help="The session (default: the current one).")
+def context(session_name: str | None) -> None:
+    """Write input.md for the current turn and print its path."""
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.context import build_payload
+    from plankit.teddy.session import find_session
+    from plankit.textio import write_text_atomic
+
+    root = _project_root()
+    try:
+        config = load_config(root)
+        session = find_session(root, session_name)
+        turn = session.latest()
+        text = build_payload(
+            root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
+        )
+    except InputError as exc:
+        _fail(str(exc))
+    write_text_atomic(turn.file("input.md"), text)
+    click.echo(turn.file("input.md"))
+
+
+@cli.command()
+@click.argument("plan", required=False, type=click.Path(dir_okay=True))
+@click.option("-y", "--yes", is_flag=True, help="Approve every action without asking.")
+@click.option("--session", "session_name", help="The session (default: the current one).")
+def execute(plan: str | None, yes: bool, session_name: str | None) -> None:
+    """Validate, approve and execute a plan, then prepare the next turn.
+
+    \b
+    With no PLAN: the current turn's plan.md.
+    With a PLAN inside .teddy/: that turn (it must be the latest).
+    With any other PLAN: stateless mode, against the project root (the directory
+    holding .teddy/, or the current directory); the report is printed, not saved.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.execute import execute_stateless, execute_turn
+    from plankit.teddy.report import Status
+    from plankit.teddy.review import Approver, AutoApprover, ChatResponder
+    from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
+    from plankit.teddy.session import find_session, plan_turn
+    from plankit.workspace import find_root
+
+    root = find_root() or Path.cwd()
+    try:
+        config = load_config(root)
+        approver: Approver = AutoApprover() if yes else ConsoleApprover(config.preview_command)
+        chat: ChatResponder = ShowOnly() if yes else ConsoleChat()
+        turn = None
+        if plan is None:
+            if not (root / ".teddy").is_dir():
+                _fail("no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`")
+            turn = find_session(root, session_name).latest()
+        else:
+            turn = plan_turn(root, Path(plan))
+        if turn is not None:
+            outcome = execute_turn(turn, approver=approver, chat=chat, config=config)
+        else:
+            from plankit.textio import read_text
+
+            read_text(plan or "")  # a clear error for a missing or bad file
+            outcome = execute_stateless(
+                Path(plan or ""), root, approver=approver, chat=chat, config=config
+            )
+    except InputError as exc:
+        _fail(str(exc))
+    if outcome.status is None:
+        click.echo(f"teddy: {outcome.message}", err=True)
+        sys.exit(EXIT_INVALID if outcome.refused else 0)
+    if turn is None and outcome.report is not None:
+        click.echo(outcome.report, nl=False)
+    else:
+        click.echo(f"{outcome.status}: {turn.report_path if turn else ''}", err=True)
+    for issue in outcome.validation:
+        where = f"action {issue.action}" if issue.action else "plan"
+        click.echo(f"  {where}: {issue.message}", err=True)
+    if outcome.next_turn is not None:
+        click.echo(f"next turn: {outcome.next_turn.path}", err=True)
+    if outcome.interrupted:
+        sys.exit(EXIT_INTERRUPTED)
+    if outcome.status in (Status.COMPLETED, Status.SKIPPED):
+        return
+    sys.exit(EXIT_INVALID)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,226 @@
+"""Executing one action: what it does to the workspace and what the report says.
+
+Each function takes the action and a :class:`Runtime` and returns an
+:class:`~plankit.teddy.report.ActionResult`.  A failure is a result, not an exception;
+Ctrl-C raises :class:`Interrupted` carrying the partial result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plankit.errors import InputError
+from plankit.markdown.fences import fenced
+from plankit.teddy.config import Config
+from plankit.teddy.edits import EditFailed, edit_file_text, unified_diff
+from plankit.teddy.plan import (
+    Action,
+    ChatWithUser,
+    Conclude,
+    Create,
+    Edit,
+    Execute,
+    Invoke,
+    Prune,
+    Read,
+    Research,
+)
+from plankit.teddy.report import ActionResult
+from plankit.teddy.research import SearchBackend, load_backend
+from plankit.teddy.review import ChatResponder
+from plankit.textio import write_text_atomic
+from plankit.workspace import PathRefused, resolve
+
+
+class Interrupted(Exception):
+    """Ctrl-C while an action ran; ``result`` records what it had done."""
+
+    def __init__(self, result: ActionResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
+@dataclass(slots=True)
+class Runtime:
+    """What actions need from the outside world."""
+
+    root: Path
+    """The project root."""
+    config: Config
+    """The user's settings."""
+    chat: ChatResponder
+    """Who answers CHAT_WITH_USER."""
+    backend: Callable[[], SearchBackend] | None = None
+    """The RESEARCH backend (built on first use from the config when None)."""
+    _backend: SearchBackend | None = field(default=None, repr=False)
+
+    def search_backend(self) -> SearchBackend:
+        """The RESEARCH backend, built once."""
+        if self._backend is None:
+            factory = self.backend or (
+                lambda: load_backend(self.config.research_backend, self.root)
+            )
+            self._backend = factory()
+        return self._backend
+
+
+def _ok(
+    action: Action, started: float, details: str = "", notes: tuple[str, ...] = ()
+) -> ActionResult:
+    return ActionResult(action, True, None, True, time.monotonic() - started, details, None, notes)
+
+
+def _failed(action: Action, started: float, why: str, details: str = "") -> ActionResult:
+    return ActionResult(
+        action, True, None, False, time.monotonic() - started, details, None, (why,)
+    )
+
+
+def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
+    target = resolve(rt.root, action.path)
+    if target.exists() or target.is_symlink():
+        return _failed(action, started, "the file already exists; nothing was written")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(target, action.content)
+    size = len(action.content.encode("utf-8"))
+    lines = action.content.count("\n") + (1 if action.content else 0)
+    return _ok(action, started, f"Wrote {lines} line(s), {size} bytes.")
+
+
+def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
+    target = resolve(rt.root, action.path)
+    try:
+        original = target.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return _failed(action, started, "the file does not exist")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _failed(action, started, f"the file cannot be read as UTF-8 text ({exc})")
+    try:
+        result = edit_file_text(original, action.edits)
+    except EditFailed as exc:
+        details = fenced(exc.detail, "diff") if exc.detail else ""
+        return _failed(action, started, exc.message, details)
+    write_text_atomic(target, result.output)
+    diff = unified_diff(action.path, result.before, result.after)
+    return _ok(action, started, fenced(diff.rstrip("\n"), "diff"), result.notes)
+
+
+def _execute(action: Execute, rt: Runtime, started: float) -> ActionResult:
+    from plankit.teddy.runner import run_command
+
+    cwd = resolve(rt.root, action.cwd) if action.cwd else rt.root
+    result = run_command(
+        action.command,
+        cwd=cwd,
+        env=dict(action.env),
+        timeout=rt.config.execute_timeout,
+        cap=rt.config.output_cap,
+    )
+    parts = ["**Command:**\n" + fenced(action.command, "shell")]
+    if result.timed_out:
+        parts.append(f"- **Exit code:** none (stopped after {rt.config.execute_timeout:g} s)")
+    elif result.interrupted:
+        parts.append("- **Exit code:** none (stopped by Ctrl-C)")
+    else:
+        parts.append(f"- **Exit code:** {result.exit_code}")
+    for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if text:
+            parts.append(f"**{name}:**\n" + fenced(text.rstrip("\n"), "text"))
+    details = "\n\n".join(parts)
+    duration = result.duration
+    if result.interrupted:
+        raise Interrupted(
+            ActionResult(action, True, None, False, duration, details, None, ("interrupted",))
+        )
+    if result.ok:
+        return ActionResult(action, True, None, True, duration, details)
+    why = (
+        f"timed out after {rt.config.execute_timeout:g} s"
+        if result.timed_out
+        else f"exit code {result.exit_code}"
+    )
+    return ActionResult(action, True, None, False, duration, details, None, (why,))
+
+
+def _read(action: Read, rt: Runtime, started: float) -> ActionResult:
+    if action.resource.kind == "url":
+        return _ok(action, started, "The URL is fetched when the next turn's input.md is built.")
+    target = resolve(rt.root, action.resource.target)
+    if not target.exists():
+        return _failed(action, started, "the file does not exist")
+    return _ok(action, started, "Added to the next turn's context.")
+
+
+def _prune(action: Prune, rt: Runtime, started: float) -> ActionResult:
+    return _ok(action, started, "Removed from the next turn's context.")
+
+
+def _research(action: Research, rt: Runtime, started: float) -> ActionResult:
+    try:
+        backend = rt.search_backend()
+    except InputError as exc:
+        return _failed(action, started, exc.detail)
+    sections: list[str] = []
+    for query in action.queries:
+        try:
+            hits = backend.search(query, 8)
+        except Exception as exc:  # a backend's network error must not crash the turn
+            return _failed(action, started, f"the search for '{query}' failed: {exc}")
+        lines = [f"#### {query}"]
+        if not hits:
+            lines.append("No results.")
+        for hit in hits:
+            title = hit.title.replace("[", "\\[").replace("]", "\\]") or hit.url
+            snippet = " ".join(hit.snippet.split())
+            lines.append(f"- [{title}](<{hit.url}>)" + (f": {snippet}" if snippet else ""))
+        sections.append("\n".join(lines))
+    return _ok(action, started, "\n\n".join(sections))
+
+
+def _chat(action: ChatWithUser, rt: Runtime, started: float) -> ActionResult:
+    reply = rt.chat.reply(action.message)
+    if reply is None:
+        return _ok(action, started, "No reply yet: the user answers in the next turn's message.")
+    return _ok(action, started, "**User reply:**\n" + fenced(reply, "text"))
+
+
+def _handoff(action: Invoke | Conclude, rt: Runtime, started: float) -> ActionResult:
+    what = (
+        f"Control passes to {action.agent}."
+        if isinstance(action, Invoke)
+        else ("Control returns to the calling agent.")
+    )
+    return _ok(action, started, what)
+
+
+def run_action(action: Action, rt: Runtime) -> ActionResult:
+    """Execute ``action``; a problem is a failed result, Ctrl-C raises :class:`Interrupted`."""
+    started = time.monotonic()
+    try:
+        match action:
+            case Create():
+                return _create(action, rt, started)
+            case Edit():
+                return _edit(action, rt, started)
+            case Execute():
+                return _execute(action, rt, started)
+            case Read():
+                return _read(action, rt, started)
+            case Prune():
+                return _prune(action, rt, started)
+            case Research():
+                return _research(action, rt, started)
+            case ChatWithUser():
+                return _chat(action, rt, started)
+            case Invoke() | Conclude():
+                return _handoff(action, rt, started)
+    except PathRefused as exc:
+        return _failed(action, started, str(exc))
+    except KeyboardInterrupt:
+        raise Interrupted(_failed(action, started, "interrupted")) from None
+    except OSError as exc:
+        return _failed(action, started, f"{exc.strerror or exc}")
+    raise AssertionError(f"unknown action {action!r}")  # pragma: no cover

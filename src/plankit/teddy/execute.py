@@ -1,0 +1,353 @@
+"""``teddy execute``: validate, approve, execute, and prepare the next turn.
+
+The turn transition follows ``teddy-session-workflow.md`` section 6, in order:
+
+1. validation (a failure writes a Validation Failed report and prepares the next turn
+   without that report in its context);
+2. approval, then execution of the approved actions in plan order (after a failure or
+   Ctrl-C the rest are skipped), memo changes applied;
+3. the next turn is initialised as a continuation: the prompt and ``turn.context``
+   copied, ``meta.yaml`` with ``parent_turn_id`` and the same ``caller_turn_id``;
+4. READ adds to the next context, PRUNE removes from it (for actions that ran);
+5. INVOKE replaces the context with its handoff resources and the prompt with the
+   invoked agent's, and records the caller; CONCLUDE restores the caller's context
+   (plus handoff resources) and prompt, and returns to the caller's own caller;
+6. ``report.md`` is written and its path appended to the next turn's context.
+
+The next turn is built in a staging directory and renamed into place, so it appears
+whole or not at all; a lock on the session refuses a second concurrent execute.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from plankit.errors import InputError, PlanError
+from plankit.teddy.actions import Interrupted, Runtime, run_action
+from plankit.teddy.config import Config
+from plankit.teddy.memos import MemoResult, apply_memos, load_memos
+from plankit.teddy.parse import parse_plan
+from plankit.teddy.plan import Conclude, Invoke, Plan, Prune, Read
+from plankit.teddy.prompts import agent_name, get_prompt, known_agents
+from plankit.teddy.report import ActionResult, Report, Status, overall_status, render_report
+from plankit.teddy.review import ApprovalUnavailable, Approver, ChatResponder, Decision
+from plankit.teddy.session import Turn, TurnMeta, turn_name, write_meta
+from plankit.teddy.validate import ValidationIssue, Workspace, validate_plan
+from plankit.textio import read_text, write_text_atomic
+
+
+class ExecuteError(InputError):
+    """``teddy execute`` cannot start (a lock held, a turn already executed …)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What ``teddy execute`` did."""
+
+    status: Status | None
+    """The report's status; None when nothing was executed (quit, no terminal)."""
+    report: str | None
+    """The report's Markdown (None when none was made)."""
+    next_turn: Turn | None
+    """The turn prepared for what comes next (None in stateless mode or on quit)."""
+    message: str = ""
+    """What to tell the user when nothing was executed."""
+    interrupted: bool = False
+    """Whether Ctrl-C stopped the execution."""
+    validation: tuple[ValidationIssue, ...] = ()
+    """The pre-flight problems, when validation failed."""
+    refused: bool = False
+    """Nothing ran because nobody could be asked for approval (no terminal)."""
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _load_plan(path: Path) -> tuple[Plan | None, list[str], str]:
+    text = read_text(path).text
+    try:
+        return parse_plan(text), [], text
+    except PlanError as exc:
+        return None, [f"line {d.line}: {d.code} {d.message}" for d in exc.diagnostics], text
+
+
+def _run(
+    plan: Plan, approver: Approver, runtime: Runtime, plan_file: Path | None
+) -> tuple[list[ActionResult], tuple[MemoResult, ...], Decision, bool, str]:
+    """Approval and execution.
+
+    Returns the results, the memo results, the decision, a flag (interrupted; or, when
+    the decision is QUIT, whether approval was impossible) and a message.
+    """
+    try:
+        decision = approver.review(plan, plan_file)
+    except ApprovalUnavailable as exc:
+        return [], (), Decision.QUIT, True, str(exc)
+    if decision is Decision.QUIT:
+        return [], (), decision, False, "quit: nothing was executed"
+    if decision is Decision.SKIP:
+        skipped = [ActionResult(a, False, "the plan was skipped by the user") for a in plan.actions]
+        return skipped, (), decision, False, ""
+    memo_results: tuple[MemoResult, ...] = ()
+    if plan.memos:
+        if (runtime.root / ".teddy").is_dir():
+            memo_results = tuple(apply_memos(runtime.root, plan.memos))
+        else:
+            memo_results = tuple(
+                MemoResult(m, False, "no .teddy/ workspace in this project") for m in plan.memos
+            )
+    results: list[ActionResult] = []
+    interrupted = False
+    stop_reason: str | None = None
+    for action in plan.actions:
+        if stop_reason is not None:
+            results.append(ActionResult(action, True, stop_reason))
+            continue
+        try:
+            result = run_action(action, runtime)
+        except Interrupted as exc:
+            result = exc.result
+            interrupted = True
+            stop_reason = "skipped: execution was interrupted"
+        else:
+            if result.success is False:
+                stop_reason = f"skipped after the failure of `{action.type}` above"
+        results.append(result)
+    return results, memo_results, decision, interrupted, ""
+
+
+def _validation_report(
+    plan: Plan | None,
+    issues: Sequence[ValidationIssue],
+    plan_path: str | None,
+    start: _dt.datetime,
+    notes: tuple[str, ...] = (),
+) -> Report:
+    return Report(
+        title=plan.title if plan else "(unparsable plan)",
+        status=Status.VALIDATION_FAILED,
+        plan_path=plan_path,
+        start=start,
+        end=_now(),
+        rationale=plan.rationale if plan else "",
+        validation_errors=tuple(i.message for i in issues),
+        notes=notes,
+    )
+
+
+def _run_report(
+    plan: Plan,
+    run: tuple[list[ActionResult], tuple[MemoResult, ...], Decision, bool, str],
+    plan_path: str | None,
+    start: _dt.datetime,
+    notes: tuple[str, ...] = (),
+) -> Report:
+    results, memo_results, decision, interrupted, _ = run
+    if decision is Decision.SKIP:
+        status = Status.SKIPPED
+    else:
+        status = overall_status(results, interrupted=interrupted)
+    if interrupted:
+        notes += ("execution was interrupted (Ctrl-C)",)
+    return Report(
+        title=plan.title,
+        status=status,
+        plan_path=plan_path,
+        start=start,
+        end=_now(),
+        rationale=plan.rationale,
+        memos=memo_results,
+        results=tuple(results),
+        notes=notes,
+    )
+
+
+def _read_context(path: Path) -> list[str]:
+    from plankit.teddy.context import read_context_file
+
+    return read_context_file(path)
+
+
+def _write_context(path: Path, entries: Sequence[str]) -> None:
+    from plankit.teddy.context import write_context_file
+
+    write_context_file(path, entries)
+
+
+def _prepare_next(
+    turn: Turn, plan: Plan | None, results: Sequence[ActionResult], report_entry: str | None
+) -> Turn:
+    """Steps 3-6 of the transition (the report itself is already written)."""
+    session = turn.session
+    meta = turn.meta()
+    name = turn_name(turn.number + 1)
+    while (session.path / name).exists():  # a branch copied by hand took the number
+        name = turn_name(int(name) + 1)
+    staging = session.path / f".next-{name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    # 3. a continuation of the current turn
+    shutil.copyfile(turn.prompt_path, staging / "system_prompt.xml")
+    context = _read_context(turn.context_path)
+    next_meta = TurnMeta(name, turn.name, meta.caller_turn_id, meta.agent)
+    ran = [r.action for r in results if r.success]
+    # 4. READ adds, PRUNE removes
+    for action in ran:
+        if isinstance(action, Read) and action.resource.target not in context:
+            context.append(action.resource.target)
+        elif isinstance(action, Prune) and action.resource.target in context:
+            context.remove(action.resource.target)
+    # 5. INVOKE and CONCLUDE
+    for action in ran:
+        if isinstance(action, Invoke):
+            context = list(dict.fromkeys(action.handoff_resources))
+            prompt = get_prompt(action.agent, session.root)
+            write_text_atomic(staging / "system_prompt.xml", prompt)
+            next_meta = TurnMeta(name, turn.name, turn.name, agent_name(prompt, action.agent))
+        elif isinstance(action, Conclude) and meta.caller_turn_id:
+            caller = session.turn(meta.caller_turn_id)
+            caller_meta = caller.meta()
+            context = _read_context(caller.context_path)
+            for entry in action.handoff_resources:
+                if entry not in context:
+                    context.append(entry)
+            shutil.copyfile(caller.prompt_path, staging / "system_prompt.xml")
+            next_meta = TurnMeta(name, caller.name, caller_meta.caller_turn_id, caller_meta.agent)
+    # 6. the report's path
+    if report_entry is not None and report_entry not in context:
+        context.append(report_entry)
+    _write_context(staging / "turn.context", context)
+    write_meta(staging / "meta.yaml", next_meta)
+    os.rename(staging, session.path / name)
+    return Turn(session, name)
+
+
+def execute_turn(
+    turn: Turn,
+    *,
+    approver: Approver,
+    chat: ChatResponder,
+    config: Config,
+    runtime: Runtime | None = None,
+) -> Outcome:
+    """Execute the turn's ``plan.md`` (see the module documentation)."""
+    from filelock import FileLock, Timeout
+
+    session = turn.session
+    lock = FileLock(session.path / ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ExecuteError(
+            f"another `teddy execute` is running on session {session.name}; wait for it to end",
+            code="locked",
+        ) from None
+    try:
+        if turn.number != session.latest().number:
+            raise ExecuteError(
+                f"turn {turn.name} is not the session's latest turn "
+                f"({session.latest().name}); execute the latest one",
+                code="not-latest",
+            )
+        if turn.report_path.exists():
+            raise ExecuteError(
+                f"turn {turn.name} was already executed (its report.md exists)",
+                code="already-executed",
+            )
+        if not turn.plan_path.exists():
+            raise ExecuteError(
+                f"turn {turn.name} has no plan.md yet; write one or run `teddy plan`",
+                code="no-plan",
+            )
+        return _execute_locked(turn, approver, chat, config, runtime)
+    finally:
+        lock.release()
+
+
+def _execute_locked(
+    turn: Turn,
+    approver: Approver,
+    chat: ChatResponder,
+    config: Config,
+    runtime: Runtime | None,
+) -> Outcome:
+    root = turn.session.root
+    start = _now()
+    plan, parse_errors, _ = _load_plan(turn.plan_path)
+    meta = turn.meta()
+    issues: list[ValidationIssue] = [ValidationIssue(None, 0, e) for e in parse_errors]
+    if plan is not None:
+        ws = Workspace(
+            root=root,
+            turn_context=tuple(_read_context(turn.context_path)),
+            memos=tuple(load_memos(root)),
+            known_agents=tuple(known_agents(root)),
+            has_caller=meta.caller_turn_id is not None,
+        )
+        issues = validate_plan(plan, ws)
+    plan_rel = turn.rel("plan.md")
+    if issues:
+        report = _validation_report(plan, issues, plan_rel, start)
+        text = render_report(report)
+        write_text_atomic(turn.report_path, text)
+        next_turn = _prepare_next(turn, plan, [], None)
+        return Outcome(report.status, text, next_turn, validation=tuple(issues))
+    assert plan is not None
+    rt = runtime or Runtime(root, config, chat)
+    run = _run(plan, approver, rt, turn.plan_path)
+    if run[2] is Decision.QUIT:
+        return Outcome(None, None, None, run[4], refused=run[3])
+    report = _run_report(plan, run, plan_rel, start)
+    text = render_report(report)
+    write_text_atomic(turn.report_path, text)
+    next_turn = _prepare_next(turn, plan, run[0], turn.rel("report.md"))
+    return Outcome(report.status, text, next_turn, interrupted=run[3])
+
+
+def execute_stateless(
+    plan_path: Path,
+    root: Path,
+    *,
+    approver: Approver,
+    chat: ChatResponder,
+    config: Config,
+    runtime: Runtime | None = None,
+) -> Outcome:
+    """Run a plan that is not part of a session against ``root``; nothing is written but
+    what the actions do (and memos.yaml when the project has a ``.teddy/`` directory)."""
+    start = _now()
+    plan, parse_errors, _ = _load_plan(plan_path)
+    issues: list[ValidationIssue] = [ValidationIssue(None, 0, e) for e in parse_errors]
+    if plan is not None:
+        issues = validate_plan(
+            plan,
+            Workspace(
+                root=root,
+                memos=tuple(load_memos(root)),
+                known_agents=None,
+                has_caller=None,
+            ),
+        )
+    try:
+        shown: str | None = os.path.relpath(plan_path.resolve(), root.resolve())
+    except ValueError:
+        shown = None
+    if shown is not None and shown.startswith(".."):
+        shown = None
+    notes = ("stateless mode: no session; the report is printed, not saved",)
+    if issues:
+        report = _validation_report(plan, issues, shown, start, notes)
+        return Outcome(report.status, render_report(report), None, validation=tuple(issues))
+    assert plan is not None
+    rt = runtime or Runtime(root, config, chat)
+    run = _run(plan, approver, rt, plan_path)
+    if run[2] is Decision.QUIT:
+        return Outcome(None, None, None, run[4], refused=run[3])
+    report = _run_report(plan, run, shown, start, notes)
+    return Outcome(report.status, render_report(report), None, interrupted=run[3])

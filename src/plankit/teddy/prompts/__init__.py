@@ -1,0 +1,63 @@
+"""Agent system prompts: bundled ones, and project overrides in ``.teddy/prompts/``.
+
+A prompt is an XML document whose root element names its agent:
+``<agent name="Developer"> … </agent>``.  ``.teddy/prompts/<agent>.xml`` in a project
+wins over the bundled prompt of the same agent (names match in any letter case).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+from plankit.errors import InputError
+
+_NAME_RE = re.compile(r"<agent\b[^>]*\bname\s*=\s*[\"']([^\"']+)[\"']")
+
+
+def _bundled() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry in resources.files(__package__).iterdir():
+        if entry.name.endswith(".xml"):
+            out[entry.name[:-4].lower()] = entry.read_text(encoding="utf-8")
+    return out
+
+
+def _overrides(root: Path | None) -> dict[str, Path]:
+    if root is None:
+        return {}
+    folder = root / ".teddy" / "prompts"
+    if not folder.is_dir():
+        return {}
+    return {p.stem.lower(): p for p in folder.glob("*.xml") if p.is_file()}
+
+
+def agent_name(prompt: str, fallback: str) -> str:
+    """The agent a prompt declares (``<agent name="…">``), or ``fallback``."""
+    match = _NAME_RE.search(prompt)
+    return match.group(1) if match else fallback
+
+
+def known_agents(root: Path | None) -> list[str]:
+    """Every agent with a prompt (bundled or in the project), by declared name."""
+    names = {key: agent_name(text, key.title()) for key, text in _bundled().items()}
+    for key, path in _overrides(root).items():
+        names[key] = agent_name(path.read_text(encoding="utf-8"), path.stem)
+    return sorted(names.values(), key=str.lower)
+
+
+def get_prompt(agent: str, root: Path | None = None) -> str:
+    """The system prompt of ``agent`` (project override first, then bundled)."""
+    key = agent.strip().lower()
+    override = _overrides(root).get(key)
+    if override is not None:
+        return override.read_text(encoding="utf-8")
+    bundled = _bundled().get(key)
+    if bundled is not None:
+        return bundled
+    raise InputError(
+        f"no prompt for agent '{agent}'; known agents: {', '.join(known_agents(root))} "
+        "(add .teddy/prompts/<agent>.xml for a new one)",
+        code="unknown-agent",
+    )

@@ -1,0 +1,151 @@
+"""Approval tier 1 in the plain console (``teddy-session-workflow.md`` section 7)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TextIO
+
+from plankit.teddy.plan import ActionType, Plan
+from plankit.teddy.review import ApprovalUnavailable, Decision
+
+RULE = "-" * 68
+PROMPT = "Execute this plan? (a)pprove all / (r)eview full plan / (m)odify / (s)kip / (q)uit › "
+
+_UNITS = {
+    ActionType.CREATE: ("file", "files"),
+    ActionType.EDIT: ("file", "files"),
+    ActionType.EXECUTE: ("command", "commands"),
+    ActionType.READ: ("resource", "resources"),
+    ActionType.PRUNE: ("resource", "resources"),
+    ActionType.RESEARCH: ("search", "searches"),
+    ActionType.CHAT_WITH_USER: ("message", "messages"),
+    ActionType.INVOKE: ("handoff", "handoffs"),
+    ActionType.CONCLUDE: ("return", "returns"),
+}
+
+
+def summary(plan: Plan) -> str:
+    """The high-level summary shown before the prompt."""
+    lines = [f'▶ Reviewing Plan: "{plan.title}"', RULE, ""]
+    if plan.memos:
+        lines.append(" memos.yaml:")
+        for memo in plan.memos:
+            verb = "[+] ADD:   " if memo.op == "+" else "[-] REMOVE:"
+            comment = f" # {memo.comment}" if memo.comment else ""
+            lines.append(f"  {verb} {memo.text}{comment}")
+        lines.append("")
+    lines.append(" Action Plan:")
+    counts = Counter(a.type for a in plan.actions)
+    width = max(len(str(t)) for t in counts) + 1
+    for kind in ActionType:
+        if counts[kind]:
+            one, many = _UNITS[kind]
+            label = f"{kind}:".ljust(width + 1)
+            lines.append(f"  - {label}{counts[kind]} {one if counts[kind] == 1 else many}")
+    lines += ["", RULE]
+    return "\n".join(lines)
+
+
+def preview_command(configured: str | None) -> list[str] | None:
+    """The previewer: the configured command, else VS Code when on PATH, else None."""
+    if configured:
+        return shlex.split(configured)
+    if shutil.which("code"):
+        return ["code"]
+    return None
+
+
+class ConsoleApprover:
+    """Asks on the terminal; needs a terminal on stdin."""
+
+    def __init__(
+        self,
+        preview: str | None = None,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        require_tty: bool = True,
+    ) -> None:
+        self.preview = preview
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        self.require_tty = require_tty
+
+    def say(self, text: str = "", end: str = "\n") -> None:
+        self.stdout.write(text + end)
+        self.stdout.flush()
+
+    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
+        if self.require_tty and not self.stdin.isatty():
+            raise ApprovalUnavailable(
+                "standard input is not a terminal, so nobody can approve the plan; "
+                "nothing was executed (pass -y to approve all)"
+            )
+        self.say(summary(plan))
+        while True:
+            self.say(PROMPT, end="")
+            answer = self.stdin.readline()
+            if not answer:
+                self.say()
+                return Decision.QUIT
+            key = answer.strip().lower()[:1]
+            if key == "a":
+                return Decision.APPROVE
+            if key == "s":
+                return Decision.SKIP
+            if key == "q":
+                return Decision.QUIT
+            if key == "r":
+                self.show(plan_file)
+            elif key == "m":
+                self.say("(m)odify needs the interactive checklist, which is not available yet.")
+            else:
+                self.say("Please answer a, r, m, s or q.")
+
+    def show(self, plan_file: Path | None) -> None:
+        command = preview_command(self.preview)
+        if plan_file is not None and command is not None:
+            try:
+                subprocess.run([*command, os.fspath(plan_file)], check=False)
+                return
+            except OSError as exc:
+                self.say(f"(the previewer {command[0]} could not start: {exc.strerror})")
+        if plan_file is not None:
+            self.say(plan_file.read_text(encoding="utf-8"))
+
+
+class ConsoleChat:
+    """Shows a CHAT_WITH_USER message and reads the reply (ends at an empty line)."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+
+    def reply(self, message: str) -> str | None:
+        self.stdout.write(f"\n{message}\n\nYour reply (finish with an empty line):\n")
+        self.stdout.flush()
+        lines: list[str] = []
+        while True:
+            line = self.stdin.readline()
+            if not line or not line.strip():
+                break
+            lines.append(line.rstrip("\n"))
+        return "\n".join(lines)
+
+
+class ShowOnly:
+    """With ``-y``: shows the message, records no reply (it comes with the next turn)."""
+
+    def __init__(self, stdout: TextIO | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+
+    def reply(self, message: str) -> str | None:
+        self.stdout.write(f"\n{message}\n\n(reply with your next message: `teddy plan -m …`)\n")
+        self.stdout.flush()
+        return None

@@ -1,0 +1,175 @@
+"""Pre-flight validation (``teddy-session-workflow.md`` section 8.2), every error at once.
+
+Checks, against the plan and the workspace as it is:
+
+- memos: a ``[+]`` memo must not be in memos.yaml yet; a ``[-]`` memo must be there;
+- every path stays inside the project root (no ``..``, absolute path, ``~``, NUL byte,
+  or symbolic link leading out);
+- CREATE: the file does not exist yet;
+- EDIT: the file exists, is in the turn's context (or was created earlier in the same
+  plan), and its FIND blocks apply in order, each matching once (see
+  :mod:`plankit.teddy.edits`), with a REPLACE different from its FIND;
+- PRUNE: the resource is in the turn's context;
+- EXECUTE: ``cwd`` is an existing directory inside the root;
+- INVOKE: the agent has a prompt; CONCLUDE: there is a caller to return to.
+
+Context checks are skipped in stateless mode (a plan run outside a session).
+Files created or edited earlier in the plan are seen by later actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from plankit.teddy.edits import EditFailed, apply_pairs
+from plankit.teddy.memos import check_memos
+from plankit.teddy.plan import (
+    Action,
+    Conclude,
+    Create,
+    Edit,
+    Execute,
+    Invoke,
+    Plan,
+    Prune,
+    Read,
+)
+from plankit.workspace import PathRefused, resolve
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationIssue:
+    """One failed pre-flight check."""
+
+    action: int | None
+    """1-based position of the action in the plan (None for memos)."""
+    line: int
+    """Line of the action's heading in plan.md (0 for memos)."""
+    message: str
+    """What is wrong, naming the action and the file: ``EDIT on `a.py`: …``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """What validation needs to know about the place the plan runs in."""
+
+    root: Path
+    """The project root."""
+    turn_context: tuple[str, ...] | None = None
+    """The turn's context entries; None in stateless mode (context checks skipped)."""
+    memos: tuple[str, ...] = ()
+    """The memos now in memos.yaml."""
+    known_agents: tuple[str, ...] | None = None
+    """Agents INVOKE may name; None to skip the check."""
+    has_caller: bool | None = None
+    """Whether this turn was invoked (so CONCLUDE can return); None to skip."""
+
+
+def _label(action: Action, target: str | None) -> str:
+    return f"`{action.type}` on `{target}`" if target else f"`{action.type}`"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
+    """Every pre-flight problem of ``plan`` in ``ws`` (empty when it may run)."""
+    issues: list[ValidationIssue] = []
+    for problem in check_memos(plan.memos, ws.memos):
+        issues.append(ValidationIssue(None, 0, f"Memos: {problem}"))
+    overlay: dict[Path, str] = {}  # files as earlier actions of the plan leave them
+    context = (
+        {entry.strip("/") for entry in ws.turn_context} if ws.turn_context is not None else None
+    )
+    created: set[str] = set()
+    agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
+
+    for index, action in enumerate(plan.actions, 1):
+
+        def fail(message: str, target: str | None = None) -> None:
+            issues.append(
+                ValidationIssue(index, action.line, f"{_label(action, target)}: {message}")  # noqa: B023
+            )
+
+        def inside(path: str) -> Path | None:
+            try:
+                return resolve(ws.root, path)
+            except PathRefused as exc:
+                fail(exc.detail, path)
+                return None
+
+        match action:
+            case Create(path=path, content=content):
+                target = inside(path)
+                if target is not None:
+                    if target in overlay or target.exists() or target.is_symlink():
+                        fail("the file already exists; use EDIT to change it", path)
+                    else:
+                        overlay[target] = content
+                        created.add(path)
+            case Edit(path=path, edits=edits):
+                target = inside(path)
+                if target is None:
+                    continue
+                text = overlay.get(target)
+                if text is None:
+                    if not target.is_file():
+                        fail("the file does not exist", path)
+                        continue
+                    text = _read(target)
+                    if text is None:
+                        fail("the file cannot be read as UTF-8 text", path)
+                        continue
+                    text = text.replace("\r\n", "\n") if "\r\n" in text else text
+                if context is not None and path not in context and path not in created:
+                    fail(
+                        "the file is not in the turn's context; READ it first so that the "
+                        "FIND blocks are written against its real content",
+                        path,
+                    )
+                try:
+                    overlay[target] = apply_pairs(text, edits)[0]
+                except EditFailed as exc:
+                    fail(exc.message, path)
+            case Prune(resource=res):
+                if res.kind == "file":
+                    inside(res.target)
+                if context is not None and res.target.strip("/") not in context:
+                    fail("the resource is not in the turn's context", res.target)
+            case Read(resource=res):
+                if res.kind == "file":
+                    inside(res.target)
+            case Execute(cwd=cwd):
+                if cwd is not None:
+                    target = inside(cwd)
+                    if target is not None and not target.is_dir():
+                        fail(f"cwd '{cwd}' is not an existing directory of the project")
+            case Invoke(agent=agent, handoff_resources=handoff):
+                if agents is not None and agent.lower() not in agents:
+                    known = ", ".join(ws.known_agents or ())
+                    fail(f"unknown agent '{agent}'; known agents: {known}")
+                _check_handoff(handoff, inside)
+            case Conclude(handoff_resources=handoff):
+                if ws.has_caller is False:
+                    fail(
+                        "this turn was not started by an INVOKE, so there is no caller to return to"
+                    )
+                _check_handoff(handoff, inside)
+    return issues
+
+
+def _check_handoff(handoff: Sequence[str], inside: Callable[[str], Path | None]) -> None:
+    for target in handoff:
+        if not target.lower().startswith(("http://", "https://")):
+            inside(target)
+
+
+def describe(issues: Sequence[ValidationIssue]) -> list[str]:
+    """One line per issue, as the report and the re-plan message show them."""
+    return [issue.message for issue in issues]
