@@ -15,7 +15,7 @@ def _shell_blocks() -> list[str]:
 
 def test_readme_starts_with_the_two_commands() -> None:
     main_job, tests = _shell_blocks()[:2]
-    assert "pip install" in main_job and "teddy" in main_job
+    assert "pip install" in main_job and "examples/demo/run.sh" in main_job
     assert "'.[test]'" in tests and "pytest" in tests
     assert "\n" not in main_job and "\n" not in tests
 

@@ -87,7 +87,8 @@ def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
     write_text_atomic(target, action.content)
     size = len(action.content.encode("utf-8"))
     lines = action.content.count("\n") + (1 if action.content else 0)
-    return _ok(action, started, f"Wrote {lines} line(s), {size} bytes.")
+    noun = "line" if lines == 1 else "lines"
+    return _ok(action, started, f"Wrote {lines} {noun} ({size} bytes).")
 
 
 def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:

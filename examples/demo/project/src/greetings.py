@@ -1,0 +1,5 @@
+"""Greeting helpers."""
+
+
+def greet(name):
+    return "Hello, " + name + "!"
