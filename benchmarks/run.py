@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 
+import bench_execute
 import bench_parse
 import bench_preprocess
 import bench_startup
@@ -28,6 +29,7 @@ def main(argv: list[str]) -> int:
     results += bench_parse.measure(rounds=5 if quick else 15)
     results += bench_preprocess.measure(rounds=3 if quick else 9)
     results += bench_startup.measure(rounds=20 if quick else 30)
+    results += bench_execute.measure(rounds=3 if quick else 7)
     print(table(results))
     return 0
 

@@ -79,14 +79,25 @@ def _failed(action: Action, started: float, why: str, details: str = "") -> Acti
     )
 
 
+def file_text(content: str) -> str:
+    """What CREATE writes: the fenced content, ending with a newline like any text file.
+
+    A fenced block's content never includes the newline before its closing fence, so
+    without this every created file would lack its final newline.  Empty content stays
+    an empty file.
+    """
+    return content if not content or content.endswith("\n") else content + "\n"
+
+
 def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
     target = resolve(rt.root, action.path)
     if target.exists() or target.is_symlink():
         return _failed(action, started, "the file already exists; nothing was written")
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(target, action.content)
-    size = len(action.content.encode("utf-8"))
-    lines = action.content.count("\n") + (1 if action.content else 0)
+    text = file_text(action.content)
+    write_text_atomic(target, text)
+    size = len(text.encode("utf-8"))
+    lines = text.count("\n")
     noun = "line" if lines == 1 else "lines"
     return _ok(action, started, f"Wrote {lines} {noun} ({size} bytes).")
 

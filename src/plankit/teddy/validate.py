@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plankit.teddy.actions import file_text
 from plankit.teddy.edits import EditFailed, apply_pairs
 from plankit.teddy.memos import check_memos
 from plankit.teddy.plan import (
@@ -111,7 +112,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                     if target in overlay or target.exists() or target.is_symlink():
                         fail("the file already exists; use EDIT to change it", path)
                     else:
-                        overlay[target] = content
+                        overlay[target] = file_text(content)
                         created.add(path)
             case Edit(path=path, edits=edits):
                 target = inside(path)
