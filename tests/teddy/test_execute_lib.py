@@ -1,0 +1,56 @@
+"""execute_turn with the shipped scripted approver and chat (the library API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plankit.teddy.config import Config
+from plankit.teddy.execute import execute_turn
+from plankit.teddy.prompts import get_prompt
+from plankit.teddy.report import Status
+from plankit.teddy.review import ScriptedApprover, ScriptedChat
+from plankit.teddy.session import create_session
+from tests.teddy.test_session_e2e import plan
+
+
+def _turn(tmp_path: Path, actions: str):  # type: ignore[no-untyped-def]
+    session = create_session(tmp_path, "lib", get_prompt("Developer"), "Developer")
+    turn = session.latest()
+    turn.plan_path.write_text(plan(actions), encoding="utf-8")
+    return turn
+
+
+def test_skip_writes_a_skipped_report_and_prepares_the_next_turn(tmp_path: Path) -> None:
+    turn = _turn(tmp_path, "### `CREATE`\n- **File Path:** [a.txt](/a.txt)\n```\nx\n```")
+    outcome = execute_turn(
+        turn, approver=ScriptedApprover(["skip"]), chat=ScriptedChat([]), config=Config()
+    )
+    assert outcome.status is Status.SKIPPED
+    assert not (tmp_path / "a.txt").exists()
+    report = turn.report_path.read_text()
+    assert "Skipped 🟡 (the plan was skipped by the user)" in report
+    assert "- **Actions:** 1 total / 0 approved / 1 skipped" in report
+    assert outcome.next_turn is not None
+    assert outcome.next_turn.context_path.read_text().splitlines() == [turn.rel("report.md")]
+
+
+def test_quit_writes_nothing(tmp_path: Path) -> None:
+    turn = _turn(tmp_path, "### `CREATE`\n- **File Path:** [a.txt](/a.txt)\n```\nx\n```")
+    outcome = execute_turn(
+        turn, approver=ScriptedApprover(["quit"]), chat=ScriptedChat([]), config=Config()
+    )
+    assert (outcome.status, outcome.report, outcome.next_turn) == (None, None, None)
+    assert not turn.report_path.exists()
+    assert [t.name for t in turn.session.turns()] == ["01"]
+
+
+def test_chat_reply_goes_into_the_report(tmp_path: Path) -> None:
+    turn = _turn(tmp_path, "### `CHAT_WITH_USER`\nShall I use ```` fences?")
+    chat = ScriptedChat(["Yes, ``` and ```` both."])
+    approver = ScriptedApprover(["approve"])
+    outcome = execute_turn(turn, approver=approver, chat=chat, config=Config())
+    assert outcome.status is Status.COMPLETED
+    assert chat.messages == ["Shall I use ```` fences?"]
+    assert approver.reviewed[0].title == "A plan"
+    report = turn.report_path.read_text()
+    assert "**User reply:**\n`````text\nYes, ``` and ```` both.\n`````" in report
