@@ -54,3 +54,31 @@ def test_chat_reply_goes_into_the_report(tmp_path: Path) -> None:
     assert approver.reviewed[0].title == "A plan"
     report = turn.report_path.read_text()
     assert "**User reply:**\n`````text\nYes, ``` and ```` both.\n`````" in report
+
+
+def test_an_approval_can_select_and_modify_actions(tmp_path: Path) -> None:
+    from plankit.teddy.plan import Create
+    from plankit.teddy.review import Approval, Decision
+
+    turn = _turn(
+        tmp_path,
+        "### `CREATE`\n- **File Path:** [a.txt](/a.txt)\n```\nA\n```\n\n"
+        "### `CREATE`\n- **File Path:** [b.txt](/b.txt)\n```\nB\n```",
+    )
+    approval = Approval(
+        Decision.APPROVE,
+        selected=frozenset({1}),
+        actions=(Create("a.txt", "A"), Create("c.txt", "C by the user")),
+        modified={1: "Saved as `c.txt` with new content."},
+    )
+    outcome = execute_turn(
+        turn, approver=ScriptedApprover([approval]), chat=ScriptedChat([]), config=Config()
+    )
+    assert outcome.status is Status.PARTIAL
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert (tmp_path / "c.txt").read_text() == "C by the user\n"
+    report = turn.report_path.read_text()
+    assert "### 1. `CREATE` a.txt\n- **Status:** Skipped 🟡 (not selected)" in report
+    assert "### 2. `CREATE` c.txt\n- **Status:** Approved ✅" in report
+    assert "- **Modified by user:** yes" in report
+    assert "Saved as `c.txt` with new content." in report

@@ -8,9 +8,10 @@ Ctrl-C raises :class:`Interrupted` carrying the partial result.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from plankit.errors import InputError
 from plankit.markdown.fences import fenced
@@ -34,6 +35,55 @@ from plankit.teddy.review import ChatResponder
 from plankit.textio import write_text_atomic
 from plankit.workspace import PathRefused, resolve
 
+if TYPE_CHECKING:
+    from plankit.teddy.runner import CommandResult
+
+
+class Files(Protocol):
+    """Where actions read and write files (the local disk, or an ACP client's fs/*)."""
+
+    def exists(self, path: Path) -> bool:
+        """Whether ``path`` exists (a dangling symlink counts)."""
+        ...
+
+    def read_text(self, path: Path) -> str:
+        """The file's text; FileNotFoundError, UnicodeDecodeError or OSError otherwise."""
+        ...
+
+    def write_text(self, path: Path, text: str) -> None:
+        """Replace the file with ``text``, atomically, creating parent directories."""
+        ...
+
+
+class LocalFiles:
+    """The local disk, with atomic writes."""
+
+    def exists(self, path: Path) -> bool:
+        return path.exists() or path.is_symlink()
+
+    def read_text(self, path: Path) -> str:
+        return path.read_bytes().decode("utf-8")
+
+    def write_text(self, path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+
+
+class CommandRunner(Protocol):
+    """Runs an EXECUTE command (locally, or in an ACP client's terminal)."""
+
+    def __call__(
+        self, command: str, *, cwd: Path, env: Mapping[str, str], timeout: float, cap: int
+    ) -> CommandResult:
+        """Run ``command``; Ctrl-C returns a result with ``interrupted=True``."""
+        ...
+
+
+def _local_runner() -> CommandRunner:
+    from plankit.teddy.runner import run_command
+
+    return run_command
+
 
 class Interrupted(Exception):
     """Ctrl-C while an action ran; ``result`` records what it had done."""
@@ -55,6 +105,10 @@ class Runtime:
     """Who answers CHAT_WITH_USER."""
     backend: Callable[[], SearchBackend] | None = None
     """The RESEARCH backend (built on first use from the config when None)."""
+    files: Files = field(default_factory=LocalFiles)
+    """Where files are read and written."""
+    run: CommandRunner | None = None
+    """Who runs EXECUTE commands (the local shell when None)."""
     _backend: SearchBackend | None = field(default=None, repr=False)
 
     def search_backend(self) -> SearchBackend:
@@ -91,11 +145,10 @@ def file_text(content: str) -> str:
 
 def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
     target = resolve(rt.root, action.path)
-    if target.exists() or target.is_symlink():
+    if rt.files.exists(target):
         return _failed(action, started, "the file already exists; nothing was written")
-    target.parent.mkdir(parents=True, exist_ok=True)
     text = file_text(action.content)
-    write_text_atomic(target, text)
+    rt.files.write_text(target, text)
     size = len(text.encode("utf-8"))
     lines = text.count("\n")
     noun = "line" if lines == 1 else "lines"
@@ -105,7 +158,7 @@ def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
 def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
     target = resolve(rt.root, action.path)
     try:
-        original = target.read_bytes().decode("utf-8")
+        original = rt.files.read_text(target)
     except FileNotFoundError:
         return _failed(action, started, "the file does not exist")
     except (OSError, UnicodeDecodeError) as exc:
@@ -115,16 +168,15 @@ def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
     except EditFailed as exc:
         details = fenced(exc.detail, "diff") if exc.detail else ""
         return _failed(action, started, exc.message, details)
-    write_text_atomic(target, result.output)
+    rt.files.write_text(target, result.output)
     diff = unified_diff(action.path, result.before, result.after)
     return _ok(action, started, fenced(diff.rstrip("\n"), "diff"), result.notes)
 
 
 def _execute(action: Execute, rt: Runtime, started: float) -> ActionResult:
-    from plankit.teddy.runner import run_command
-
     cwd = resolve(rt.root, action.cwd) if action.cwd else rt.root
-    result = run_command(
+    run = rt.run or _local_runner()
+    result = run(
         action.command,
         cwd=cwd,
         env=dict(action.env),
@@ -161,7 +213,7 @@ def _read(action: Read, rt: Runtime, started: float) -> ActionResult:
     if action.resource.kind == "url":
         return _ok(action, started, "The URL is fetched when the next turn's input.md is built.")
     target = resolve(rt.root, action.resource.target)
-    if not target.exists():
+    if not rt.files.exists(target):
         return _failed(action, started, "the file does not exist")
     return _ok(action, started, "Added to the next turn's context.")
 

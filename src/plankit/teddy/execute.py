@@ -24,7 +24,7 @@ import datetime as _dt
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plankit.errors import InputError, PlanError
@@ -35,7 +35,13 @@ from plankit.teddy.parse import parse_plan
 from plankit.teddy.plan import Conclude, Invoke, Plan, Prune, Read
 from plankit.teddy.prompts import agent_name, get_prompt, known_agents
 from plankit.teddy.report import ActionResult, Report, Status, overall_status, render_report
-from plankit.teddy.review import ApprovalUnavailable, Approver, ChatResponder, Decision
+from plankit.teddy.review import (
+    Approval,
+    ApprovalUnavailable,
+    Approver,
+    ChatResponder,
+    Decision,
+)
 from plankit.teddy.session import Turn, TurnMeta, turn_name, write_meta
 from plankit.teddy.validate import ValidationIssue, Workspace, validate_plan
 from plankit.textio import read_text, write_text_atomic
@@ -86,26 +92,40 @@ def _run(
     the decision is QUIT, whether approval was impossible) and a message.
     """
     try:
-        decision = approver.review(plan, plan_file)
+        answer = approver.review(plan, plan_file)
     except ApprovalUnavailable as exc:
         return [], (), Decision.QUIT, True, str(exc)
+    approval = answer if isinstance(answer, Approval) else Approval(answer)
+    decision = approval.decision
     if decision is Decision.QUIT:
         return [], (), decision, False, "quit: nothing was executed"
     if decision is Decision.SKIP:
         skipped = [ActionResult(a, False, "the plan was skipped by the user") for a in plan.actions]
         return skipped, (), decision, False, ""
-    memo_results: tuple[MemoResult, ...] = ()
-    if plan.memos:
-        if (runtime.root / ".teddy").is_dir():
-            memo_results = tuple(apply_memos(runtime.root, plan.memos))
-        else:
-            memo_results = tuple(
-                MemoResult(m, False, "no .teddy/ workspace in this project") for m in plan.memos
-            )
+    picked = [
+        approval.memos_selected is None or i in approval.memos_selected
+        for i in range(len(plan.memos))
+    ]
+    chosen = [m for m, keep in zip(plan.memos, picked, strict=True) if keep]
+    if not chosen:
+        applied: list[MemoResult] = []
+    elif (runtime.root / ".teddy").is_dir():
+        applied = apply_memos(runtime.root, chosen)
+    else:
+        applied = [MemoResult(m, False, "no .teddy/ workspace in this project") for m in chosen]
+    done = iter(applied)
+    memo_results = [
+        next(done) if keep else MemoResult(m, False, "not selected")
+        for m, keep in zip(plan.memos, picked, strict=True)
+    ]
+    actions = approval.actions if approval.actions is not None else plan.actions
     results: list[ActionResult] = []
     interrupted = False
     stop_reason: str | None = None
-    for action in plan.actions:
+    for index, action in enumerate(actions):
+        if approval.selected is not None and index not in approval.selected:
+            results.append(ActionResult(action, False, "not selected"))
+            continue
         if stop_reason is not None:
             results.append(ActionResult(action, True, stop_reason))
             continue
@@ -118,8 +138,10 @@ def _run(
         else:
             if result.success is False:
                 stop_reason = f"skipped after the failure of `{action.type}` above"
+        if index in approval.modified:
+            result = replace(result, modified=approval.modified[index])
         results.append(result)
-    return results, memo_results, decision, interrupted, ""
+    return results, tuple(memo_results), decision, interrupted, ""
 
 
 def _validation_report(

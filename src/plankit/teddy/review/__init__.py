@@ -8,12 +8,13 @@ uses the console ones (:mod:`plankit.teddy.review.console`) or, with ``-y``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from plankit.teddy.plan import Plan
+from plankit.teddy.plan import Action, Plan
 
 
 class Decision(StrEnum):
@@ -24,6 +25,22 @@ class Decision(StrEnum):
     QUIT = "quit"
 
 
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A decision with the user's selection and changes (the interactive review)."""
+
+    decision: Decision
+    """Approve, skip or quit."""
+    selected: frozenset[int] | None = None
+    """0-based positions of the actions to run (None: all)."""
+    actions: tuple[Action, ...] | None = None
+    """The actions as the user changed them, same length and order (None: unchanged)."""
+    modified: Mapping[int, str] = field(default_factory=dict)
+    """Position → Markdown describing what the user changed (for the report)."""
+    memos_selected: frozenset[int] | None = None
+    """0-based positions of the memo changes to apply (None: all)."""
+
+
 class ApprovalUnavailable(Exception):
     """No one can be asked (no terminal on stdin); ``str()`` says why."""
 
@@ -31,7 +48,7 @@ class ApprovalUnavailable(Exception):
 class Approver(Protocol):
     """Decides whether a validated plan runs."""
 
-    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
+    def review(self, plan: Plan, plan_file: Path | None) -> Decision | Approval:
         """The user's decision about ``plan`` (stored at ``plan_file`` when known)."""
         ...
 
@@ -59,13 +76,13 @@ class NoReply:
 
 
 class ScriptedApprover:
-    """Gives prepared decisions in order (for tests)."""
+    """Gives prepared decisions (or full approvals) in order (for tests)."""
 
-    def __init__(self, decisions: Iterable[Decision | str]) -> None:
-        self.decisions = [Decision(d) for d in decisions]
+    def __init__(self, decisions: Iterable[Decision | str | Approval]) -> None:
+        self.decisions = [d if isinstance(d, Approval) else Decision(d) for d in decisions]
         self.reviewed: list[Plan] = []
 
-    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
+    def review(self, plan: Plan, plan_file: Path | None) -> Decision | Approval:
         self.reviewed.append(plan)
         return self.decisions.pop(0)
 
