@@ -1,0 +1,340 @@
+"""``plankit checklist``: the PLAN.md checklist from the command line.
+
+Each command opens the store named by ``--store`` (``PLAN.md``, ``plan.xlsx`` or
+``gsheets:<id>``), makes one :class:`~plankit.checklist.manager.PlanManager` call and
+prints the result: text for people, one JSON value with ``--json``.  Exit codes: 0
+success, 1 an error (one line on standard error), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from plankit.checklist.manager import PlanManager
+    from plankit.checklist.model import PlanTask
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+EXIT_FAILED = 1
+
+
+def store_options(fn: F) -> F:
+    """``--store``, ``--cell``, ``--credentials`` and ``--json``."""
+    fn = click.option("--json", "as_json", is_flag=True, help="Print one JSON value.")(fn)
+    fn = click.option(
+        "--credentials",
+        type=click.Path(dir_okay=False),
+        envvar="PLANKIT_GOOGLE_CREDENTIALS",
+        help="Google credentials file (service-account key or OAuth client), for gsheets:.",
+    )(fn)
+    fn = click.option(
+        "--cell",
+        default="AGENT_BASE!C2",
+        show_default=True,
+        envvar="PLANKIT_CELL",
+        help="The cell holding the plan; the marker goes in the cell above.",
+    )(fn)
+    fn = click.option(
+        "--store",
+        default="PLAN.md",
+        show_default=True,
+        envvar="PLANKIT_STORE",
+        help="Where the plan lives: a .md file, a .xlsx workbook, or gsheets:<spreadsheet id>.",
+    )(fn)
+    return fn
+
+
+def _echo_json(value: Any) -> None:
+    import json
+
+    click.echo(json.dumps(value, ensure_ascii=False))
+
+
+def _fail(message: str, code: str, as_json: bool) -> NoReturn:
+    if as_json:
+        _echo_json({"errors": [{"line": 0, "code": code, "message": message}]})
+    click.echo(f"plankit checklist: {message}", err=True)
+    sys.exit(EXIT_FAILED)
+
+
+def _call(
+    store: str,
+    cell: str,
+    credentials: str | None,
+    as_json: bool,
+    action: Callable[[PlanManager], R],
+) -> R:
+    """Run ``action`` on a manager for the store; any plankit error ends the command."""
+    from plankit.checklist.manager import PlanManager
+    from plankit.checklist.stores import open_store
+    from plankit.errors import PlankitError
+
+    try:
+        manager = PlanManager(open_store(store, cell=cell, credentials=credentials), cell)
+        return action(manager)
+    except PlankitError as exc:
+        _fail(str(exc), getattr(exc, "code", "failed"), as_json)
+
+
+def _task_line(task: PlanTask) -> str:
+    from plankit.checklist.render import task_text
+
+    return task_text(task)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def checklist() -> None:
+    """PLAN.md checklists: phases of numbered steps kept in a file, an Excel workbook
+    or a Google spreadsheet cell (AGENT_BASE!C2).
+
+    \b
+    plankit checklist init                      set up the store with a starter plan
+    plankit checklist create --title T --goal G --phase "Collect: read A; read B"
+    plankit checklist show                      the plan with progress per phase
+    plankit checklist next                      the next step to do
+    plankit checklist start|done STEP           mark a step in progress / done
+    plankit checklist block STEP REASON         mark a step blocked
+    plankit checklist review STEP NOTE          ask a person to review a step
+    """
+
+
+@checklist.command()
+@store_options
+def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
+    """Set up the store: the marker, and a starter plan if the cell is empty.
+
+    An existing plan is kept as it is; running init again changes nothing.
+    """
+    plan = _call(store, cell, credentials, as_json, lambda m: m.init_plan(raise_errors=True))
+    if as_json:
+        _echo_json(plan.to_dict())
+        return
+    from plankit.checklist.render import progress_text
+
+    click.echo(f"{store} ({cell}): {plan.title} [{progress_text(plan.progress)}]")
+
+
+@checklist.command()
+@store_options
+@click.option("--markdown", is_flag=True, help="Print the plan's Markdown as stored.")
+def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown: bool) -> None:
+    """Show the plan with its progress per phase and overall."""
+    plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
+    if plan is None:
+        if as_json:
+            _echo_json(None)
+        click.echo(
+            f"plankit checklist: no plan in {store} ({cell}); run `plankit checklist init` "
+            "or `plankit checklist create`",
+            err=True,
+        )
+        sys.exit(EXIT_FAILED)
+    if as_json:
+        _echo_json(plan.to_dict())
+    elif markdown:
+        click.echo(plan.raw, nl=not plan.raw.endswith("\n"))
+    else:
+        from plankit.checklist.render import format_plan
+
+        click.echo(format_plan(plan))
+
+
+@checklist.command(name="next")
+@store_options
+def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
+    """Print the next todo step (blocked and review steps are skipped)."""
+
+    def find(m: PlanManager) -> tuple[PlanTask | None, Any]:
+        plan = m.get_plan()
+        return (None, None) if plan is None else (plan.next_task(), plan)
+
+    task, plan = _call(store, cell, credentials, as_json, find)
+    if as_json:
+        _echo_json(task.to_dict() if task else None)
+    elif task is not None:
+        click.echo(f"{task.step} {task.title}")
+    elif plan is None:
+        click.echo(f"no plan in {store} ({cell})", err=True)
+    else:
+        from plankit.checklist.render import progress_text
+
+        click.echo(f"no todo step left [{progress_text(plan.progress)}]", err=True)
+
+
+def _print_task(task: PlanTask, as_json: bool) -> None:
+    if as_json:
+        _echo_json(task.to_dict())
+    else:
+        click.echo(_task_line(task))
+
+
+@checklist.command()
+@store_options
+@click.argument("step")
+def start(store: str, cell: str, credentials: str | None, as_json: bool, step: str) -> None:
+    """Mark STEP in progress [/]."""
+    _print_task(_call(store, cell, credentials, as_json, lambda m: m.start_task(step)), as_json)
+
+
+@checklist.command()
+@store_options
+@click.argument("step")
+def done(store: str, cell: str, credentials: str | None, as_json: bool, step: str) -> None:
+    """Mark STEP done [x] with today's date."""
+    _print_task(_call(store, cell, credentials, as_json, lambda m: m.complete_task(step)), as_json)
+
+
+@checklist.command()
+@store_options
+@click.argument("step")
+@click.argument("reason", nargs=-1, required=True)
+def block(
+    store: str,
+    cell: str,
+    credentials: str | None,
+    as_json: bool,
+    step: str,
+    reason: tuple[str, ...],
+) -> None:
+    """Mark STEP blocked [>] with REASON (the rest of the line)."""
+    text = " ".join(reason)
+    task = _call(store, cell, credentials, as_json, lambda m: m.block_task(step, text))
+    _print_task(task, as_json)
+
+
+@checklist.command()
+@store_options
+@click.argument("step")
+@click.argument("note", nargs=-1, required=True)
+def review(
+    store: str, cell: str, credentials: str | None, as_json: bool, step: str, note: tuple[str, ...]
+) -> None:
+    """Mark STEP for a person's review [!] with NOTE (the rest of the line)."""
+    text = " ".join(note)
+    task = _call(store, cell, credentials, as_json, lambda m: m.review_task(step, text))
+    _print_task(task, as_json)
+
+
+@checklist.command()
+@store_options
+def reviews(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
+    """List the steps waiting for review."""
+    tasks = _call(store, cell, credentials, as_json, lambda m: m.get_review_tasks())
+    if as_json:
+        _echo_json([t.to_dict() for t in tasks])
+        return
+    for task in tasks:
+        click.echo(_task_line(task))
+    if not tasks:
+        click.echo("no step is waiting for review", err=True)
+
+
+def _parse_phase(text: str) -> dict[str, Any]:
+    import re
+
+    name, colon, rest = text.partition(":")
+    if not colon or not name.strip():
+        raise click.BadParameter(
+            f"{text!r}: expected 'Name: step; step' (a phase name, a colon, steps "
+            "separated by ';')",
+            param_hint="'--phase'",
+        )
+    steps = [s.replace("\\;", ";").strip() for s in re.split(r"(?<!\\);", rest)]
+    steps = [s for s in steps if s]
+    if not steps:
+        raise click.BadParameter(f"{text!r}: the phase has no steps", param_hint="'--phase'")
+    return {"name": name.strip(), "steps": steps}
+
+
+@checklist.command()
+@store_options
+@click.option("--title", required=True, help="The plan's title.")
+@click.option("--goal", required=True, help="One sentence: what success looks like.")
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    required=True,
+    metavar="'NAME: STEP; STEP'",
+    help="A phase and its steps (repeat for each phase; write \\; for a ';' in a step).",
+)
+@click.option("--force", is_flag=True, help="Replace a plan that is already there.")
+def create(
+    store: str,
+    cell: str,
+    credentials: str | None,
+    as_json: bool,
+    title: str,
+    goal: str,
+    phases: tuple[str, ...],
+    force: bool,
+) -> None:
+    """Write a new plan: phases numbered from 1, steps N.1, N.2 …
+
+    An existing plan (other than the starter plan) is replaced only with --force.
+    """
+    specs = [_parse_phase(p) for p in phases]
+
+    def write(m: PlanManager) -> Any:
+        from plankit.checklist.render import STARTER_PLAN
+        from plankit.errors import InputError
+
+        current = m.get_plan()
+        if current is not None and current.raw != STARTER_PLAN and not force:
+            raise InputError(
+                f"{m.cell} already holds the plan {current.title!r}; pass --force to replace it",
+                code="plan-exists",
+            )
+        return m.create_plan(title, goal, specs)
+
+    plan = _call(store, cell, credentials, as_json, write)
+    if as_json:
+        _echo_json(plan.to_dict())
+        return
+    click.echo(
+        f"{store} ({cell}): created {plan.title!r} with {len(plan.phases)} "
+        f"phase{'s' * (len(plan.phases) != 1)} and {len(plan.tasks)} "
+        f"step{'s' * (len(plan.tasks) != 1)}"
+    )
+
+
+@checklist.command()
+@store_options
+@click.argument("text", nargs=-1, required=True)
+def note(
+    store: str, cell: str, credentials: str | None, as_json: bool, text: tuple[str, ...]
+) -> None:
+    """Add a line to the plan's Notes."""
+    line = " ".join(text)
+    _call(store, cell, credentials, as_json, lambda m: m.append_note(line))
+    if as_json:
+        _echo_json({"note": " ".join(line.split())})
+    else:
+        click.echo("note added", err=True)
+
+
+@checklist.command()
+@click.option(
+    "--cell",
+    default="AGENT_BASE!C2",
+    show_default=True,
+    envvar="PLANKIT_CELL",
+    help="The cell the prompt names.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"prompt": ...}.')
+def prompt(cell: str, as_json: bool) -> None:
+    """Print the system-prompt section that teaches an agent the plan workflow with
+    plankit's MCP tools."""
+    from plankit.checklist.prompt import agent_prompt
+
+    text = agent_prompt(cell)
+    if as_json:
+        _echo_json({"prompt": text})
+    else:
+        click.echo(text, nl=False)

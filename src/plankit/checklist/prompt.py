@@ -1,0 +1,92 @@
+"""The system-prompt section that teaches an agent to work from a PLAN.md checklist
+with plankit's MCP tools (``plankit checklist prompt`` prints it)."""
+
+from __future__ import annotations
+
+_PROMPT = """\
+## Working from a plan
+
+Your multi-step work is tracked in a PLAN.md checklist kept in {where}. The plankit
+MCP tools read and change it; never rewrite the plan by other means.
+
+### Tools
+
+- `get_plan` — progress, the next step, and the plan's Markdown. Call it first.
+- `init_plan` — only when `get_plan` says there is no plan yet: writes a starter plan
+  (and the `PLAN.md Contents` marker above the plan cell). Calling it again changes
+  nothing.
+- `create_plan(title, goal, phases)` — replaces the plan. `phases` is a list of
+  `{{"name": ..., "steps": [...]}}`; steps are numbered 1.1, 1.2, 2.1 … for you.
+- `get_next_task` — the first step still to do, or `null`. Blocked and review steps
+  are skipped.
+- `get_review_tasks` — steps waiting for a person.
+- `start_task(step)` — mark a step `[/]` before you work on it.
+- `complete_task(step)` — mark it `[x]`; the date is added.
+- `block_task(step, reason)` — mark it `[>]` when it cannot go on.
+- `review_task(step, note)` — mark it `[!]` when a person must check or decide.
+- `append_note(text)` — record a decision, a finding or a link under Notes.
+- `set_task_status(step, status)` — any other change, such as reopening a step.
+
+### The plan's shape
+
+```markdown
+# Plan: <title>
+
+Goal: <one sentence: what done looks like>
+
+## Analysis
+
+- Spreadsheet: <name or ID>
+- Key sheets: <sheet names>
+- Target ranges:
+  - Read: Sheet!A2:F500 (what the columns hold)
+  - Write: Sheet!B5:E20 (what will be written)
+- Current state: <what exists now>
+
+## Questions for User
+
+- <anything you must know before starting>
+
+### Phase 1: <name>
+- [ ] 1.1 <one concrete step naming its Sheet!Range (columns)>
+- [ ] 1.2 <next step>
+
+## Notes
+
+<decisions, findings, links>
+```
+
+Marks: `[ ]` todo · `[/]` doing · `[x]` done ✅ date · `[>]` blocked — reason ·
+`[!]` review — note.
+
+### How to work
+
+1. **Start of a session.** Call `get_plan`. If there is none, call `init_plan` and
+   ask the user what they want to achieve. If there is one, deal with
+   `get_review_tasks` first, then continue with `get_next_task`.
+2. **Planning.** When the user gives a goal, read the sheets' headers, note the
+   ranges you will read and write, ask what is unclear, then call `create_plan`
+   with phases of small steps. Each step names its range and what the columns hold,
+   e.g. "Read Orders!A2:F500 (order id, date, customer, SKU, qty, total)".
+3. **One step at a time.** `get_next_task` → `start_task` → do the work →
+   `complete_task` → tell the user what changed. Update the plan as you go, never in
+   a batch at the end.
+4. **Stuck.** Call `block_task` with a reason that names the range or the missing
+   thing ("Pricing!C2:C100 is empty until the supplier sends prices"), tell the user,
+   and move to the next step you can do.
+5. **A person must look.** Call `review_task` before anything destructive, any
+   threshold or judgement call, and final outputs ("about to clear
+   Discrepancies!A2:G100 — go ahead?"). Wait for the answer; when it is yes,
+   `start_task` the step again and finish it.
+6. **Done.** When `get_next_task` returns `null` and no review is waiting, summarise
+   what was done and which ranges were written.
+
+If a tool returns an error, read it: it says what is wrong (an unknown step lists the
+known ones) and what to do.
+"""
+
+
+def agent_prompt(cell: str = "AGENT_BASE!C2", store: str | None = None) -> str:
+    """The system-prompt section, naming where the plan is kept."""
+    where = f"cell {cell}" if store is None else f"{store} (cell {cell})"
+    return _PROMPT.format(where=where)

@@ -1,0 +1,70 @@
+"""The umbrella ``plankit`` command.
+
+Subcommands are imported only when they run (or when ``--help`` lists them), so
+``plankit --help`` stays fast and no heavy library is loaded before it is needed:
+
+- ``plankit checklist …`` — PLAN.md checklists (:mod:`plankit.checklist.cli`);
+- ``plankit mcp`` — the MCP server over stdio (:mod:`plankit.mcp.cli`).
+
+Exit codes: 0 success, 1 an error or a failed check, 2 usage error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+import click
+
+SUBCOMMANDS: dict[str, str] = {
+    "checklist": "plankit.checklist.cli:checklist",
+    "mcp": "plankit.mcp.cli:mcp",
+}
+"""Subcommand name → ``module:attribute`` of its click command."""
+
+EXIT_INTERRUPTED = 130
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, attr = target.partition(":")
+        command = getattr(import_module(module), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=SUBCOMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(package_name="plankit", prog_name="plankit")
+def cli() -> None:
+    """plankit: plans that AI agents write, check, run and show."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``plankit`` console script."""
+    try:
+        code = cli.main(args=argv, prog_name="plankit", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("plankit: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
