@@ -11,8 +11,9 @@ Guarantees:
 * every database change is one transaction; a failed request changes nothing;
 * concurrent requests (threads, processes, agents) never get the same thread id or
   directory and never lose an allocation (``BEGIN IMMEDIATE`` + UNIQUE constraints);
-* the file operations of one session (allocate, remove, clear, commit) are serialized
-  by a lock file, so a commit sees a stable set of directories;
+* the file operations of one session (remove, clear, commit) are serialized by a lock
+  file, so a commit sees a stable set of directories (a thread allocated while a
+  commit runs is simply not part of it);
 * nothing is written or deleted outside ``AGENTFLOW_HOME``; a plan directory that was
   replaced by a symlink is refused, never followed.
 """
@@ -319,31 +320,34 @@ class ControlPlane:
         return thread
 
     def request_thread_dir(self, session: str | None = None) -> Thread:
-        """Allocate an additional thread and its (new, empty) plan directory."""
+        """Allocate an additional thread and its (new, empty) plan directory.
+
+        The allocation is one database transaction (no session lock): a commit running
+        at the same time validates the threads that existed when it started.
+        """
         with self._db() as conn:
             found = self._find(conn, session)
-            with self._locked(found.session_id):
-                name = new_id()
-                plan_dir: str | None = None
-                try:
-                    with transaction(conn):
-                        thread = self._insert_thread(
-                            conn,
-                            found.session_id,
-                            "additional",
-                            os.path.join(self.plans_root, name),
-                            now(),
-                        )
-                        conn.execute(
-                            "UPDATE sessions SET updated_at = ? WHERE session_id = ?",
-                            (thread.created_at, found.session_id),
-                        )
-                        plan_dir = self._allocate_dir(name)
-                except BaseException:
-                    if plan_dir is not None:
-                        with contextlib.suppress(OSError):
-                            os.rmdir(plan_dir)
-                    raise
+            name = new_id()
+            plan_dir: str | None = None
+            try:
+                with transaction(conn):
+                    thread = self._insert_thread(
+                        conn,
+                        found.session_id,
+                        "additional",
+                        os.path.join(self.plans_root, name),
+                        now(),
+                    )
+                    conn.execute(
+                        "UPDATE sessions SET updated_at = ? WHERE session_id = ?",
+                        (thread.created_at, found.session_id),
+                    )
+                    plan_dir = self._allocate_dir(name)
+            except BaseException:
+                if plan_dir is not None:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(plan_dir)
+                raise
         return thread
 
     def remove_thread(self, thread_id: str, session: str | None = None) -> Thread:

@@ -22,7 +22,7 @@ class Problem:
     """One validation error: a rule broken in one file of a plan directory."""
 
     file: str
-    """The file (or directory) the problem is in, as a path."""
+    """The file (or directory) the problem is in, as a path; empty when there is none."""
     line: int | None
     """1-based line in ``file``, or ``None`` when the problem concerns the whole file."""
     rule: str
@@ -36,12 +36,19 @@ class Problem:
 
     def format(self) -> str:
         """``FILE:LINE: RULE message`` (``FILE: RULE message`` without a line)."""
+        if not self.file:
+            return f"{self.rule} {self.message}"
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.rule} {self.message}"
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form: ``{"rule", "file", "line", "message"}`` (``line`` may be null)."""
-        return {"rule": self.rule, "file": self.file, "line": self.line, "message": self.message}
+        return {
+            "rule": self.rule,
+            "file": self.file or None,
+            "line": self.line,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,105 @@
+"""Concurrent allocation: 8 processes × 20 requests on one session, nothing lost or shared."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from plankit.agentflow.control import ControlPlane
+
+from .test_workflow import agentctl_path
+
+PROCESSES = 8
+REQUESTS = 20
+SHELL_REQUESTS = 10  # each agentctl run is a new Python process: half as many keeps it quick
+
+# Each worker waits for the start file, so that all of them request at the same moment.
+_WORKER = """
+import json, os, sys, time
+from plankit.agentflow.control import ControlPlane
+start = sys.argv[1]
+while not os.path.exists(start):
+    time.sleep(0.005)
+plane = ControlPlane()
+for _ in range({requests}):
+    thread = plane.request_thread_dir()
+    print(json.dumps({{"thread_id": thread.thread_id, "plan_dir": thread.plan_dir}}), flush=True)
+"""
+
+_SHELL_WORKER = """
+while [ ! -e "$1" ]; do sleep 0.01; done
+i=0
+while [ $i -lt {requests} ]; do "$2" plan request-thread-dir || exit 1; i=$((i+1)); done
+"""
+
+
+def _env(home: Path, session_id: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTFLOW_")}
+    env.update(AGENTFLOW_HOME=str(home), AGENTFLOW_SESSION_ID=session_id)
+    return env
+
+
+def _check(home: Path, session_id: str, outputs: list[str], requests: int) -> None:
+    total = PROCESSES * requests
+    allocations = [json.loads(line) for out in outputs for line in out.splitlines()]
+    assert len(allocations) == total
+    assert len({a["thread_id"] for a in allocations}) == total
+    assert len({a["plan_dir"] for a in allocations}) == total
+    assert all(Path(a["plan_dir"]).is_dir() for a in allocations)
+    recorded = ControlPlane(home).context(session_id).additional
+    assert {(t.thread_id, t.plan_dir) for t in recorded} == {
+        (a["thread_id"], a["plan_dir"]) for a in allocations
+    }
+    with sqlite3.connect(home / "agentflow.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        count = conn.execute(
+            "SELECT COUNT(*) FROM threads WHERE session_id = ? AND kind = 'additional'",
+            (session_id,),
+        ).fetchone()
+    assert count == (total,)
+
+
+def _race(commands: list[list[str]], env: dict[str, str], start: Path) -> list[str]:
+    workers = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cmd in commands
+    ]
+    time.sleep(0.2)
+    start.touch()
+    outputs = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        outputs.append(out)
+    return outputs
+
+
+def test_eight_processes_of_the_library_never_share_a_thread(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session_id = ControlPlane(home).start_session().session.session_id
+    start = tmp_path / "go"
+    code = _WORKER.format(requests=REQUESTS)
+    outputs = _race(
+        [[sys.executable, "-c", code, str(start)] for _ in range(PROCESSES)],
+        _env(home, session_id),
+        start,
+    )
+    _check(home, session_id, outputs, REQUESTS)
+
+
+def test_eight_agentctl_loops_never_share_a_thread(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session_id = ControlPlane(home).start_session().session.session_id
+    start = tmp_path / "go"
+    script = _SHELL_WORKER.format(requests=SHELL_REQUESTS)
+    outputs = _race(
+        [["sh", "-c", script, "worker", str(start), agentctl_path()] for _ in range(PROCESSES)],
+        _env(home, session_id),
+        start,
+    )
+    _check(home, session_id, outputs, SHELL_REQUESTS)
