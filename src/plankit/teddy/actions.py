@@ -85,6 +85,19 @@ def _local_runner() -> CommandRunner:
     return run_command
 
 
+class Progress(Protocol):
+    """Follows execution: ``started`` before an action runs, ``finished`` after (or when
+    it is skipped, with ``result.success`` None)."""
+
+    def started(self, index: int, action: Action) -> None:
+        """Action ``index`` (0-based) starts running."""
+        ...
+
+    def finished(self, index: int, result: ActionResult) -> None:
+        """Action ``index`` ran (or was skipped); ``result`` says how it went."""
+        ...
+
+
 class Interrupted(Exception):
     """Ctrl-C while an action ran; ``result`` records what it had done."""
 
@@ -109,6 +122,8 @@ class Runtime:
     """Where files are read and written."""
     run: CommandRunner | None = None
     """Who runs EXECUTE commands (the local shell when None)."""
+    progress: Progress | None = None
+    """Told when each action starts and ends (a live display, an ACP client …)."""
     _backend: SearchBackend | None = field(default=None, repr=False)
 
     def search_backend(self) -> SearchBackend:

@@ -32,7 +32,7 @@ from plankit.teddy.actions import Interrupted, Runtime, run_action
 from plankit.teddy.config import Config
 from plankit.teddy.memos import MemoResult, apply_memos, load_memos
 from plankit.teddy.parse import parse_plan
-from plankit.teddy.plan import Conclude, Invoke, Plan, Prune, Read
+from plankit.teddy.plan import Action, Conclude, Invoke, Plan, Prune, Read
 from plankit.teddy.prompts import agent_name, get_prompt, known_agents
 from plankit.teddy.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.review import (
@@ -122,26 +122,41 @@ def _run(
     results: list[ActionResult] = []
     interrupted = False
     stop_reason: str | None = None
+    progress = runtime.progress
     for index, action in enumerate(actions):
         if approval.selected is not None and index not in approval.selected:
-            results.append(ActionResult(action, False, "not selected"))
-            continue
-        if stop_reason is not None:
-            results.append(ActionResult(action, True, stop_reason))
-            continue
-        try:
-            result = run_action(action, runtime)
-        except Interrupted as exc:
-            result = exc.result
-            interrupted = True
-            stop_reason = "skipped: execution was interrupted"
+            result = ActionResult(action, False, "not selected")
+        elif stop_reason is not None:
+            result = ActionResult(action, True, stop_reason)
         else:
-            if result.success is False:
+            result, interrupted = _run_one(index, action, approval, runtime)
+            if interrupted:
+                stop_reason = "skipped: execution was interrupted"
+            elif result.success is False:
                 stop_reason = f"skipped after the failure of `{action.type}` above"
-        if index in approval.modified:
-            result = replace(result, modified=approval.modified[index])
+        if progress is not None and result.success is None:
+            progress.finished(index, result)
         results.append(result)
     return results, tuple(memo_results), decision, interrupted, ""
+
+
+def _run_one(
+    index: int, action: Action, approval: Approval, runtime: Runtime
+) -> tuple[ActionResult, bool]:
+    """Run one action; the flag says whether Ctrl-C interrupted it."""
+    progress = runtime.progress
+    if progress is not None:
+        progress.started(index, action)
+    interrupted = False
+    try:
+        result = run_action(action, runtime)
+    except Interrupted as exc:
+        result, interrupted = exc.result, True
+    if index in approval.modified:
+        result = replace(result, modified=approval.modified[index])
+    if progress is not None:
+        progress.finished(index, result)
+    return result, interrupted
 
 
 def _validation_report(
