@@ -90,7 +90,7 @@ def _call(as_json: bool, action: Callable[[], T]) -> T:
         from plankit.agentflow.model import Problem
 
         where = f"{exc.filename}: " if exc.filename else ""
-        message = f"{where}{exc.strerror or exc}; nothing else was changed"
+        message = f"{where}{exc.strerror or exc}"
         _fail_problems([Problem("", None, "io-error", message)], as_json)
 
 

@@ -71,11 +71,14 @@ def register_agentflow_tools(
     """
     plane = control or ControlPlane()
 
-    def annotations(read_only: bool, destructive: bool = False) -> ToolAnnotations:
+    def annotations(idempotent: bool, destructive: bool = False) -> ToolAnnotations:
         from mcp_types import ToolAnnotations
 
         return ToolAnnotations(
-            read_only_hint=read_only, destructive_hint=destructive, open_world_hint=False
+            read_only_hint=False,
+            destructive_hint=destructive,
+            idempotent_hint=idempotent,
+            open_world_hint=False,
         )
 
     def plan_dir() -> CallToolResult:
@@ -144,12 +147,13 @@ def register_agentflow_tools(
 
         return _run(action)
 
+    # plan_dir only (re)creates the directory when it is missing.
     server.add_tool(plan_dir, annotations=annotations(True))
     server.add_tool(plan_request_thread_dir, annotations=annotations(False))
-    server.add_tool(plan_remove_thread, annotations=annotations(False, destructive=True))
-    server.add_tool(plan_clear_current, annotations=annotations(False, destructive=True))
+    server.add_tool(plan_remove_thread, annotations=annotations(True, destructive=True))
+    server.add_tool(plan_clear_current, annotations=annotations(True, destructive=True))
     server.add_tool(plan_commit, annotations=annotations(False))
-    server.add_tool(set_topic, annotations=annotations(False))
+    server.add_tool(set_topic, annotations=annotations(True))
 
 
 def build_server(home: str | os.PathLike[str] | None = None) -> MCPServer[Any]:
