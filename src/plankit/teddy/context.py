@@ -1,0 +1,336 @@
+"""The context payload, ``input.md``: the model's whole view of the project for one turn.
+
+:func:`build_payload` assembles, per ``teddy-context-payload.md``::
+
+    # Agent Invocation Payload
+    ## 1. System Information     CWD, OS, shell, session and turn names
+    ## 2. Project Structure      the tree (see :mod:`plankit.teddy.tree_listing`)
+    ## 3. Memos                  .teddy/memos.yaml verbatim (left out when there is none)
+    ## 4. Context Summary        ### Turn / ### Session / ### Global: what each names
+    ## 5. Resource Contents      each resource once, turn → session → global
+
+The three context files (``<turn>/turn.context``, ``<session>/session.context``,
+``.teddy/global.context``) name one root-relative path or http(s) URL a line (see
+:mod:`plankit.teddy.context_files`, whose functions this module re-exports).  Every
+resource gets a header; its body is the content in a fence chosen by the dynamic
+fencing rule, or one plain sentence saying why it is not shown (missing, unreadable,
+binary, refused because it leads out of the project root, a URL that failed).
+
+The result is deterministic: the same files give the same bytes.  Nothing is written
+except the URL cache (``<session>/.cache/urls/``).  File contents are handled as whole
+strings (one read, one decode, one fence scan per file): the time is linear in the
+bytes included.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from plankit.markdown.fences import fence_for, fenced, longest_run
+from plankit.markdown.links import root_link
+from plankit.teddy.context_files import (
+    ContextEntry,
+    normalize_entry,
+    parse_entry,
+    read_context_file,
+    write_context_file,
+)
+from plankit.teddy.context_languages import language_for
+from plankit.teddy.tree_listing import display_name, project_tree
+from plankit.teddy.urls import FetchError, fetch_url
+
+__all__ = [
+    "ContextEntry",
+    "FetchError",
+    "build_payload",
+    "fetch_url",
+    "normalize_entry",
+    "parse_entry",
+    "project_tree",
+    "read_context_file",
+    "write_context_file",
+]
+
+BINARY_SNIFF_BYTES = 8192
+"""A NUL byte among the first this many bytes makes a file binary."""
+
+URL_CACHE = Path(".cache") / "urls"
+"""Where fetched URLs are kept, relative to the session directory."""
+
+
+# --- rendering ------------------------------------------------------------------------
+
+
+def _code_span(text: str) -> str:
+    """``text`` as an inline code span that no backtick inside it can end early."""
+    ticks = "`" * (longest_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fenced_lines(content: str, info: str) -> list[str]:
+    """:func:`~plankit.markdown.fences.fenced` as its lines: opening fence, content, closing.
+
+    The fence is one backtick longer than the longest run in ``content`` (at least 3):
+    the smallest length with no such run in ``content``.  A few substring scans (C
+    speed) find it where a regular expression would hand every run of backticks to
+    Python; past 16 the library's :func:`fence_for` takes over (a pathological file).
+    Returned in pieces so the content is copied once, into the payload.
+    """
+    length = 3
+    while "`" * length in content:
+        length += 1
+        if length > 16:
+            fence = fence_for(content)
+            break
+    else:
+        fence = "`" * length
+    return [fence + info, content, fence] if content else [fence + info, fence]
+
+
+def _url_link(url: str) -> str:
+    text = url.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    if any(c in url for c in " ()<>") or not url.isprintable():
+        dest = "<" + url.replace("\\", "\\\\").replace("<", "\\<").replace(">", "\\>") + ">"
+        return f"[{text}]({dest})"
+    return f"[{text}]({url})"
+
+
+def _label(entry: ContextEntry) -> str:
+    """A path or URL as a link; a refused entry as plain text (it is no link)."""
+    if entry.kind == "path":
+        return root_link(entry.key)
+    if entry.kind == "url":
+        return _url_link(entry.key)
+    return display_name(entry.key)
+
+
+def _summary_item(entry: ContextEntry) -> str:
+    if entry.kind == "refused":
+        return _code_span(_label(entry)) + " (refused)"
+    return _label(entry)
+
+
+def _plain(message: str) -> str:
+    """A message as one plain line of text (no line breaks, bounded length)."""
+    line = " ".join(message.split())
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _utf8_boundary(chunk: bytes) -> int:
+    """The largest length ≤ len(chunk) that does not split a UTF-8 character."""
+    end = len(chunk)
+    for back in range(1, min(4, end) + 1):
+        byte = chunk[end - back]
+        if byte & 0xC0 != 0x80:  # ASCII or a lead byte
+            need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return end if back >= need else end - back
+    return end
+
+
+def _cut_point(chunk: bytes) -> int:
+    """Where to cut an over-long file: after the last newline in the second half of
+    ``chunk`` when there is one, else on a UTF-8 character boundary."""
+    newline = chunk.rfind(b"\n")
+    if newline >= 0 and newline + 1 >= len(chunk) // 2:
+        return newline + 1
+    return _utf8_boundary(chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    """What is shown under one resource header."""
+
+    text: str | None
+    """The content to fence, or None when the resource is not shown."""
+    note: str = ""
+    """A plain line: why nothing is shown, or the cut marker after the fence."""
+
+
+def _cut_text(data: bytes, size: int, max_bytes: int) -> tuple[bytes, str]:
+    """``data`` cut to at most ``max_bytes`` with its marker ('' when nothing is cut)."""
+    if len(data) <= max_bytes:
+        return data, ""
+    kept = data[: _cut_point(data[:max_bytes])]
+    left = size - len(kept)
+    return kept, (
+        f"[… cut: {left:,} more bytes left out; the resource has {size:,} bytes "
+        f"and at most {max_bytes:,} are shown]"
+    )
+
+
+def _as_content(text: str) -> str:
+    if text.endswith("\n"):
+        text = text[:-2] if text.endswith("\r\n") else text[:-1]
+    return text
+
+
+class _Resolver:
+    """Real paths of root-relative paths, each directory resolved once per payload."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.path.realpath(root)
+        self._prefix = self.root if self.root.endswith(os.sep) else self.root + os.sep
+        self._dirs: dict[str, str] = {"": self.root}
+
+    def real(self, rel: str) -> str:
+        """``os.path.realpath(root/rel)``, with a cache for the directory part."""
+        head, _, name = rel.rpartition("/")
+        parent = self._dirs.get(head)
+        if parent is None:
+            parent = self._dirs[head] = os.path.realpath(os.path.join(self.root, head))
+        path = os.path.join(parent, name)
+        return os.path.realpath(path) if os.path.islink(path) else path
+
+    def inside(self, real: str) -> bool:
+        """Whether a real path is the root or below it."""
+        return real == self.root or real.startswith(self._prefix)
+
+
+def _file_body(resolver: _Resolver, rel: str, max_bytes: int) -> _Body:
+    real = resolver.real(rel)
+    if not resolver.inside(real):
+        return _Body(None, "Refused: a symbolic link on this path leads outside the project root.")
+    try:
+        st = os.stat(real)
+    except (FileNotFoundError, NotADirectoryError):
+        return _Body(None, "Not found: no such file in the project.")
+    except OSError as exc:
+        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
+    if stat.S_ISDIR(st.st_mode):
+        return _Body(None, "A directory, not a file: name the files to read instead.")
+    if not stat.S_ISREG(st.st_mode):
+        return _Body(None, "Not a regular file (a device, socket or pipe); not read.")
+    try:
+        with open(real, "rb") as handle:
+            # read what the file holds (one more byte shows growth), never the whole limit
+            data = handle.read(min(st.st_size, max_bytes) + 1)
+            if st.st_size < len(data) <= max_bytes:  # it grew since the stat
+                data += handle.read(max_bytes + 1 - len(data))
+            size = max(os.fstat(handle.fileno()).st_size, len(data))
+    except OSError as exc:
+        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return _Body(None, f"Binary file, {size:,} bytes; not shown.")
+    kept, marker = _cut_text(data, size, max_bytes)
+    try:
+        text = kept.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Body(None, f"Binary file (not UTF-8 text), {size:,} bytes; not shown.")
+    if "\0" in text:  # past the first 8 KiB: shown, as Markdown readers do, as U+FFFD
+        text = text.replace("\0", "\ufffd")
+    return _Body(_as_content(text.removeprefix("\ufeff")), marker)
+
+
+def _url_body(url: str, fetch: Callable[[str], str], max_bytes: int) -> _Body:
+    try:
+        text = fetch(url)
+    except Exception as exc:  # any failure is reported in the payload, never raised
+        return _Body(None, _plain(f"Could not fetch this URL: {exc or type(exc).__name__}."))
+    text = text.replace("\0", "\ufffd")
+    if len(text) * 4 > max_bytes:  # it may be over the limit in UTF-8 bytes
+        data = text.encode("utf-8", "replace")
+        kept, marker = _cut_text(data, len(data), max_bytes)
+        return _Body(_as_content(kept.decode("utf-8", "replace")), marker)
+    return _Body(_as_content(text))
+
+
+def _render_resource(out: list[str], entry: ContextEntry, body: _Body) -> None:
+    out.append("**Resource:** " + _code_span(_label(entry)))
+    if body.text is not None:
+        language = language_for(entry.key)
+        if entry.kind == "url" and language in ("html", "xml"):
+            language = "text"  # HTML was converted to text
+        out += _fenced_lines(body.text, language)
+    if body.note:
+        out.append(body.note)
+
+
+def _memos(root: Path) -> str | None:
+    path = root / ".teddy" / "memos.yaml"
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return _plain(f"`.teddy/memos.yaml` cannot be read: {exc.strerror or exc}.")
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\0", "\ufffd")
+    return fenced(_as_content(text), "yaml")
+
+
+def _system_lines(root: Path, session_dir: Path | None, turn_dir: Path | None) -> list[str]:
+    import platform
+
+    lines = [
+        f"- **CWD:** {os.path.abspath(root)}",
+        f"- **OS:** {platform.system()} {platform.release()}".rstrip(),
+        f"- **Shell:** {os.environ.get('SHELL') or '/bin/sh'}",
+    ]
+    if session_dir is not None:
+        lines.append(f"- **Session:** {session_dir.name}")
+    if turn_dir is not None:
+        lines.append(f"- **Turn:** {turn_dir.name}")
+    return lines
+
+
+def build_payload(
+    root: Path,
+    session_dir: Path | None,
+    turn_dir: Path | None,
+    *,
+    max_file_bytes: int = 200_000,
+    fetch: Callable[[str], str] | None = None,
+) -> str:
+    """The ``input.md`` text for one turn (``session_dir``/``turn_dir`` None: stateless).
+
+    ``root`` is the project root (the directory holding ``.teddy/``).  Files over
+    ``max_file_bytes`` are cut with a marker.  ``fetch`` turns a URL into text; by
+    default :func:`fetch_url` with the session's cache (no cache without a session).
+    Never raises for a resource; raises :class:`~plankit.errors.InputError` only for a
+    context file that cannot be read.
+    """
+    teddy = root / ".teddy"
+    scopes: list[tuple[str, list[str]]] = []
+    if turn_dir is not None:
+        scopes.append(("Turn", read_context_file(turn_dir / "turn.context")))
+    if session_dir is not None:
+        scopes.append(("Session", read_context_file(session_dir / "session.context")))
+    scopes.append(("Global", read_context_file(teddy / "global.context")))
+    if fetch is None:
+        cache = session_dir / URL_CACHE if session_dir is not None else None
+        fetch = partial(fetch_url, cache_dir=cache)
+
+    out = ["# Agent Invocation Payload", "", "## 1. System Information"]
+    out += _system_lines(root, session_dir, turn_dir)
+    out += ["", "## 2. Project Structure", fenced(project_tree(root), "text")]
+    memos = _memos(root)
+    if memos is not None:
+        out += ["", "## 3. Memos", memos]
+    out += ["", "## 4. Context Summary"]
+    resources: dict[str, ContextEntry] = {}
+    for name, entries in scopes:
+        out.append(f"### {name}")
+        parsed = [parse_entry(entry) for entry in entries]
+        out += [f"- {_summary_item(entry)}" for entry in parsed] or ["(none)"]
+        for entry in parsed:
+            resources.setdefault(entry.key, entry)
+    out += ["", "## 5. Resource Contents"]
+    if not resources:
+        out.append("(none)")
+    resolver = _Resolver(root)
+    for i, entry in enumerate(resources.values()):
+        out += ["", "---"] if i else ["---"]
+        if entry.kind == "refused":
+            body = _Body(None, _plain(f"Refused: {entry.reason}"))
+        elif entry.kind == "url":
+            body = _url_body(entry.key, fetch, max_file_bytes)
+        else:
+            body = _file_body(resolver, entry.key, max_file_bytes)
+        _render_resource(out, entry, body)
+    out.append("")  # the final newline
+    return "\n".join(out)
