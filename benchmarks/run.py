@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 
+import bench_context
 import bench_execute
 import bench_parse
 import bench_preprocess
@@ -30,6 +31,7 @@ def main(argv: list[str]) -> int:
     results += bench_preprocess.measure(rounds=3 if quick else 9)
     results += bench_startup.measure(rounds=20 if quick else 30)
     results += bench_execute.measure(rounds=3 if quick else 7)
+    results += bench_context.measure()
     print(table(results))
     return 0
 
