@@ -103,3 +103,46 @@ def test_eight_agentctl_loops_never_share_a_thread(tmp_path: Path) -> None:
         start,
     )
     _check(home, session_id, outputs, SHELL_REQUESTS)
+
+
+_STARTER = """
+import json, os, sys, time
+from plankit.agentflow.control import ControlPlane
+from plankit.agentflow.records import ControlError
+start, worker = sys.argv[1], sys.argv[2]
+while not os.path.exists(start):
+    time.sleep(0.005)
+plane = ControlPlane()
+for i in range({requests}):
+    for agent_id in (f"agent-{{worker}}-{{i}}", f"shared-{{i}}"):
+        try:
+            context = plane.start_session(agent_id)
+            print(json.dumps({{"agent": agent_id, "session": context.session.session_id}}))
+        except ControlError as exc:
+            print(json.dumps({{"agent": agent_id, "rule": exc.rule}}))
+"""
+
+
+def test_concurrent_session_starts_read_then_write_without_losing_any(tmp_path: Path) -> None:
+    # start_session reads (is the agent id taken?) then writes: only a transaction that
+    # takes the write lock first (BEGIN IMMEDIATE) keeps this safe under concurrency.
+    home = tmp_path / "home"
+    start = tmp_path / "go"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTFLOW_")}
+    env["AGENTFLOW_HOME"] = str(home)
+    ControlPlane(home).sessions()  # create the database first
+    code = _STARTER.format(requests=REQUESTS // 2)
+    outputs = _race(
+        [[sys.executable, "-c", code, str(start), str(n)] for n in range(PROCESSES)], env, start
+    )
+    results = [json.loads(line) for out in outputs for line in out.splitlines()]
+    own = [r for r in results if r["agent"].startswith("agent-")]
+    shared = [r for r in results if r["agent"].startswith("shared-")]
+    assert all("session" in r for r in own), [r for r in own if "session" not in r][:3]
+    for i in range(REQUESTS // 2):
+        group = [r for r in shared if r["agent"] == f"shared-{i}"]
+        outcomes = sorted(r.get("rule", "won") for r in group)
+        assert outcomes == ["session-exists"] * (PROCESSES - 1) + ["won"]
+    listed = ControlPlane(home).sessions()
+    assert len(listed) == len(own) + REQUESTS // 2
+    assert len({s.session.session_id for s in listed}) == len(listed)

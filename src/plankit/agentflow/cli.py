@@ -348,8 +348,16 @@ def prompt_overseer(ctx: click.Context, session: str | None, as_json: bool) -> N
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve the agentflow tools over MCP (stdio) for the session in $AGENTFLOW_SESSION_ID."""
+    import os
+
     from plankit.agentflow.mcp_tools import serve
 
+    if not os.environ.get("AGENTFLOW_SESSION_ID"):
+        click.echo(
+            "agentctl mcp: AGENTFLOW_SESSION_ID is not set; every tool will report "
+            "session-missing until the server is started with it",
+            err=True,
+        )
     serve(_control(ctx).home)
 
 
