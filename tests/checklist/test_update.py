@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plankit.checklist import TaskStatus, add_note, parse_plan, update_task_status
-from plankit.checklist.plan import _analyze
+from plankit.checklist.structure import read_structure
 from plankit.errors import InputError
 
 TODAY = dt.date(2026, 1, 15)
@@ -175,7 +175,7 @@ def test_a_chain_of_updates_matches_parsing_from_scratch() -> None:
     text = BASE
     for step, status in [("1.1", "doing"), ("1.2", "blocked"), ("1.1", "done"), ("1.3", "review")]:
         text = update_task_status(text, step, status, "why", today=TODAY)
-        fresh = _analyze(text)  # no cache
+        fresh = read_structure(text)  # no cache
         assert parse_plan(text).to_dict() == parse_plan(text + "").to_dict()
         assert [s for p in fresh.phases for s in p.tasks] == [
             s for p in parse_plan(text).phases for s in [(t.line, t.step) for t in p.tasks]

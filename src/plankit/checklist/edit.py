@@ -10,19 +10,12 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from plankit.checklist import locate
 from plankit.checklist.model import CHAR_STATUS, TaskStatus, coerce_status
-from plankit.checklist.plan import (
-    NOTE_SEP_RE,
-    TASK_LINE_RE,
-    analyze,
-    line_bounds,
-    remember,
-    split_content,
-)
+from plankit.checklist.plan import split_content
+from plankit.checklist.structure import NOTE_SEP_RE, TASK_LINE_RE
 from plankit.errors import InputError
 from plankit.markdown.encoding import repair_double_encoding
-
-_LONE_CR_RE = re.compile(r"\r(?!\n)")
 
 
 def clean_annotation(text: str | None) -> str | None:
@@ -34,28 +27,15 @@ def clean_annotation(text: str | None) -> str | None:
     return cleaned or None
 
 
-def _task_line_bounds(text: str, line: int, step: str) -> tuple[int, int]:
-    """Offsets of 1-based ``line`` (a task line numbered ``step``), ending excluded."""
-    if "\r" in text and _LONE_CR_RE.search(text):
-        return line_bounds(text, line)
-    needle = f"] {step}"
-    pos = text.find(needle)
-    seen_at, number = 0, 1
-    while pos >= 0:
-        number += text.count("\n", seen_at, pos)
-        seen_at = pos
-        if number == line:
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            if end < 0:
-                end = len(text)
-            if end > start and text[end - 1] == "\r":
-                end -= 1
-            return start, end
-        if number > line:
-            break
-        pos = text.find(needle, pos + 1)
-    return line_bounds(text, line)  # pragma: no cover - the structure names a task line
+def _task_line(text: str, found: locate.Entry, line: int, step: str) -> tuple[int, int]:
+    """Offsets of the task line ``line`` (numbered ``step``), its line ending excluded."""
+    start = found.line_start(line)
+    end = locate.line_end(text, start)
+    m = TASK_LINE_RE.fullmatch(text, start, end)
+    if m is None or m.group(4) != step:  # pragma: no cover - a cache entry that lies
+        locate.clear()
+        raise RuntimeError(f"plankit: line {line} is not task {step}; please report this")
+    return start, end
 
 
 def rewrite_task_line(
@@ -97,12 +77,12 @@ def set_status(
     """:func:`update_task_status`, also returning the task's new line (None when
     ``step`` is unknown)."""
     wanted = coerce_status(status)
-    found = analyze(markdown)
+    found = locate.entry(markdown)
     step = step.strip()
-    line = found.targets.get(step)
+    line = found.structure.targets.get(step)
     if line is None:
         return markdown, None
-    start, end = _task_line_bounds(markdown, line, step)
+    start, end = _task_line(markdown, found, line, step)
     old_line = markdown[start:end]
     new_line = rewrite_task_line(
         repair_double_encoding(old_line), wanted, annotation, today or _dt.date.today()
@@ -110,7 +90,7 @@ def set_status(
     if new_line == old_line:
         return markdown, new_line
     updated = markdown[:start] + new_line + markdown[end:]
-    remember(updated, found)
+    locate.remember(updated, found.derive(line, len(new_line) - len(old_line)))
     return updated, new_line
 
 
@@ -144,7 +124,7 @@ def add_note(markdown: str, note: str) -> str:
     if not text:
         raise InputError("the note is empty; give the text to add", code="empty-note")
     nl = _line_ending(markdown)
-    found = analyze(markdown)
+    found = locate.analyze(markdown)
     if found.notes_span is None:
         base = markdown
         if base and not base.endswith(("\n", "\r")):
@@ -152,7 +132,7 @@ def add_note(markdown: str, note: str) -> str:
         gap = nl if base and not base.endswith(nl + nl) else ""
         return f"{base}{gap}## Notes{nl}{nl}- {text}{nl}"
     heading, last = found.notes_span
-    _, end = line_bounds(markdown, last)
+    _, end = locate.line_bounds(markdown, last)
     at_eof = end == len(markdown)
     if not at_eof:
         end += 2 if markdown.startswith("\r\n", end) else 1

@@ -17,8 +17,9 @@ from typing import Any
 
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import NoPlanError, NotAPlanError, UnknownStepError
+from plankit.checklist.locate import analyze
 from plankit.checklist.model import PhaseInput, Plan, PlanTask, TaskStatus
-from plankit.checklist.plan import Structure, analyze, parse_plan, task_from_line
+from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
 from plankit.checklist.render import (
     PLAN_MARKER,
@@ -33,6 +34,7 @@ from plankit.checklist.stores.base import (
     check_cell_size,
     store_label,
 )
+from plankit.checklist.structure import Structure
 from plankit.errors import InputError
 
 DEFAULT_CELL = "AGENT_BASE!C2"
