@@ -383,3 +383,41 @@ def test_other_cell_keeps_its_marker_above(backend: Backend) -> None:
     assert backend.cell("'Plan sheet'!B4") == PLAN_MARKER
     assert "Getting Started" in backend.cell("'Plan sheet'!B5")
     assert backend.cell(C2) == ""
+
+
+def test_memory_store_refuses_a_plan_over_50000_characters() -> None:
+    from plankit.checklist import CellTooLargeError, MemorySheets
+
+    store = MemorySheets({"AGENT_BASE!C2": "# Plan: Small\n### Phase 1: W\n- [ ] 1.1 A\n"})
+    manager = PlanManager(store)
+    with pytest.raises(CellTooLargeError, match="more than the 50,000"):
+        manager.create_plan("Big", "Too big", [PhaseInput("W", ["s" * 1000] * 51)])
+    with pytest.raises(CellTooLargeError):
+        manager.block_task("1.1", "r" * 50_000)
+    assert store.snapshot()["AGENT_BASE!C2"] == "# Plan: Small\n### Phase 1: W\n- [ ] 1.1 A\n"
+    assert store.writes == []
+
+
+def test_memory_fail_next_operation_fails_exactly_one_call() -> None:
+    from plankit.checklist import MemorySheets, StoreError
+
+    store = MemorySheets(sheets=["AGENT_BASE"])
+    store.fail_next_operation("boom")
+    with pytest.raises(StoreError, match="boom"):
+        store.list_sheets()
+    assert store.list_sheets() == ["AGENT_BASE"]
+    with pytest.raises(StoreError, match="no sheet named 'Other'"):
+        store.set_cell("Other!A2", "x")
+
+
+def test_a_failed_write_inside_a_transaction_changes_nothing() -> None:
+    from plankit.checklist import MemorySheets, StoreError
+
+    store = MemorySheets(sheets=[])
+    manager = PlanManager(store)
+    # list_sheets, create_sheet, get_cell(C1), set_cell(C1) succeed; set_cell(C2) fails
+    store.fail_next_operation("disk full", after=4)
+    with pytest.raises(StoreError, match="disk full"):
+        manager.create_plan("T", "G", [PhaseInput("W", ["a"])])
+    assert store.list_sheets() == []
+    assert store.snapshot() == {} and store.created_sheets == [] and store.writes == []

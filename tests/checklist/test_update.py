@@ -247,3 +247,34 @@ def test_add_note_to_an_empty_notes_section_at_the_end() -> None:
 def test_add_note_refuses_an_empty_note() -> None:
     with pytest.raises(InputError, match="empty"):
         add_note("# Plan: T\n", "  \n ")
+
+
+def test_an_older_text_can_still_be_updated_after_newer_ones() -> None:
+    first = update_task_status(BASE, "1.1", "blocked", "a long reason that moves later lines")
+    second = update_task_status(first, "1.2", "done", today=TODAY)
+    # back to the first text: its cache entry must still describe it
+    other = update_task_status(first, "1.3", "review", "look", today=TODAY)
+    assert other.split("\n")[7] == "- [!] 1.3 In progress task — look"
+    assert other.split("\n")[5] == "- [>] 1.1 First task — a long reason that moves later lines"
+    assert second.split("\n")[6] == "- [x] 1.2 Second task ✅ 2026-01-15"
+    # and from the original, as if nothing had happened
+    assert update_task_status(BASE, "1.3", "done", today=TODAY).split("\n")[7] == (
+        "- [x] 1.3 In progress task ✅ 2026-01-15"
+    )
+
+
+def test_updates_far_down_a_large_plan_after_many_edits() -> None:
+    lines = ["# Plan: Big", ""]
+    for p in range(1, 41):
+        lines += [f"### Phase {p}: P{p}"] + [f"- [ ] {p}.{s} Task {p}.{s}" for s in range(1, 21)]
+    text = "\r\n".join(lines) + "\r\n"
+    for p in range(40, 0, -3):  # bottom up, then check every line is where it should be
+        text = update_task_status(text, f"{p}.7", "blocked", "x" * p)
+    for p in range(1, 41, 2):
+        text = update_task_status(text, f"{p}.20", "done", today=TODAY)
+    plan = parse_plan(text)
+    statuses = {t.step: t.status for t in plan.tasks}
+    assert all(statuses[f"{p}.7"] == "blocked" for p in range(40, 0, -3))
+    assert all(statuses[f"{p}.20"] == "done" for p in range(1, 41, 2))
+    assert sum(s != "todo" for s in statuses.values()) == 14 + 20
+    assert text.count("\r\n") == len(lines)

@@ -38,7 +38,7 @@ class MemorySheets:
         self._lock = threading.RLock()
         self._sheets: list[str] = list(sheets)
         self._cells: dict[tuple[str, str], str] = {}
-        self._failures: list[str] = []
+        self._failures: list[tuple[int, str]] = []
         for ref, value in (cells or {}).items():
             r = parse_ref(ref)
             if r.sheet not in self._sheets:
@@ -53,11 +53,14 @@ class MemorySheets:
             self._sheets = list(names)
             self._cells = {k: v for k, v in self._cells.items() if k[0] in self._sheets}
 
-    def fail_next_operation(self, message: str = "simulated store failure") -> None:
-        """Make the next call (any of the four) raise :class:`StoreError` with ``message``;
-        calls again to fail more than one."""
+    def fail_next_operation(
+        self, message: str = "simulated store failure", *, after: int = 0
+    ) -> None:
+        """Make the next call (any of the four) raise :class:`StoreError` with ``message``
+        (or the call after ``after`` more calls have succeeded); call again to fail more
+        than one."""
         with self._lock:
-            self._failures.append(message)
+            self._failures.append((after, message))
 
     def snapshot(self) -> dict[str, str]:
         """Every non-empty cell as ``{"Sheet!C2": value}`` (``'My sheet'!C2`` quoted)."""
@@ -66,7 +69,12 @@ class MemorySheets:
 
     def _maybe_fail(self) -> None:
         if self._failures:
-            raise StoreError(self._failures.pop(0), code="simulated")
+            wait, message = self._failures[0]
+            if wait:
+                self._failures[0] = (wait - 1, message)
+                return
+            self._failures.pop(0)
+            raise StoreError(message, code="simulated")
 
     # --- SheetsClient ------------------------------------------------------------------
 
