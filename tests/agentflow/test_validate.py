@@ -244,3 +244,19 @@ def test_null_values_mean_absent(tmp_path: Path) -> None:
     )
     only = load_plan(str(directory)).tasks[0]
     assert (only.depends_on, only.agent, only.subtasks) == ((), None, ())
+
+
+def test_a_misnamed_task_is_still_checked_so_one_run_shows_everything(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={"01-a.md": task("a"), "1-api-docs.md": "---\nid: api-docs\ndepends-on: []\n---\n"},
+    )
+    write(directory / "tasks" / "notes.txt", "not read")
+    _, problems = check_dir(str(directory))
+    assert sorted((Path(p.file).name, p.rule) for p in problems) == [
+        ("1-api-docs.md", "body-empty"),
+        ("1-api-docs.md", "filename"),
+        ("1-api-docs.md", "sort-index-duplicate"),
+        ("1-api-docs.md", "unknown-field"),
+        ("notes.txt", "filename"),
+    ]

@@ -41,8 +41,8 @@ class LoadedTask:
 
     file: str
     """Path relative to the plan directory, ``tasks/NN-slug.md``."""
-    sort_index: int
-    """The ``NN`` of the name."""
+    sort_index: int | None
+    """The ``NN`` of the name (``None`` for a misnamed file without one)."""
     fields: TaskFields | None
     """Its front matter fields, or ``None`` when the front matter could not be read."""
     body: str | None
@@ -250,18 +250,28 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
             continue
         relative = f"tasks/{entry.name}"
         match = TASK_NAME.fullmatch(entry.name)
+        index: int | None
         if match is None:
             loaded.problems.append(
                 Problem(loaded.where(relative), None, "filename", _name_hint(entry.name))
             )
-            continue
+            if not entry.name.lower().endswith(".md"):
+                continue
+            # A misnamed Markdown file is still a task: check its content too, so that
+            # one run reports everything to fix.
+            digits = re.match(r"[0-9]+", entry.name)
+            index = int(digits.group()) if digits and int(digits.group()) < 100 else None
+        else:
+            index = int(match.group(1))
         target = _safe_file(loaded, root, relative, entry.stat(follow_symlinks=False))
         if target is None:
             continue
-        _load_task(loaded, target, relative, int(match.group(1)), fast)
+        _load_task(loaded, target, relative, index, fast)
 
 
-def _load_task(loaded: LoadedDir, real: str, relative: str, index: int, fast: bool) -> None:
+def _load_task(
+    loaded: LoadedDir, real: str, relative: str, index: int | None, fast: bool
+) -> None:
     full = loaded.where(relative)
     text = _read(loaded, real, relative)
     if text is None:

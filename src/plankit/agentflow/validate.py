@@ -53,7 +53,7 @@ def check_loaded(loaded: LoadedDir) -> tuple[Plan | None, list[Problem]]:
             )
         )
         return None, problems
-    tasks = sorted(loaded.tasks, key=lambda task: (task.sort_index, task.file))
+    tasks = sorted(loaded.tasks, key=lambda task: (_order(task.sort_index), task.file))
     problems += _sort_indices(loaded, tasks)
     problems += _bodies(loaded, tasks)
     problems += _ids(loaded, tasks)
@@ -66,9 +66,14 @@ def check_loaded(loaded: LoadedDir) -> tuple[Plan | None, list[Problem]]:
     return plan, problems
 
 
+def _order(index: int | None) -> int:
+    return 100 if index is None else index
+
+
 def _task(loaded: LoadedTask) -> Task:
     fields = loaded.fields
     assert fields is not None and fields.id is not None and loaded.body is not None
+    assert loaded.sort_index is not None
     return Task(
         id=fields.id,
         sort_index=loaded.sort_index,
@@ -83,6 +88,8 @@ def _task(loaded: LoadedTask) -> Task:
 def _sort_indices(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Problem]:
     first: dict[int, str] = {}
     for task in tasks:
+        if task.sort_index is None:
+            continue
         if task.sort_index in first:
             yield Problem(
                 loaded.where(task.file),
