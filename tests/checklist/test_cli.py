@@ -205,3 +205,14 @@ def test_console_script_reports_errors_without_traceback(tmp_path: Path) -> None
         capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip
     assert usage.returncode == 2
+
+
+def test_show_lists_real_questions_but_not_template_placeholders(tmp_path: Path) -> None:
+    store = str(tmp_path / "PLAN.md")
+    run("checklist", "init", "--store", store)
+    assert (
+        "What spreadsheet would you like to work with?"
+        in run("checklist", "show", "--store", store).output
+    )
+    run("checklist", "create", "--store", store, "--title", "T", "--goal", "G", "--phase", "P: a")
+    assert "Questions for the user" not in run("checklist", "show", "--store", store).output
