@@ -269,9 +269,7 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         _load_task(loaded, target, relative, index, fast)
 
 
-def _load_task(
-    loaded: LoadedDir, real: str, relative: str, index: int | None, fast: bool
-) -> None:
+def _load_task(loaded: LoadedDir, real: str, relative: str, index: int | None, fast: bool) -> None:
     full = loaded.where(relative)
     text = _read(loaded, real, relative)
     if text is None:

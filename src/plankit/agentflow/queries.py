@@ -1,0 +1,221 @@
+"""The control plane's SQL: rows in and out of the tables of :mod:`plankit.agentflow.store`.
+
+Each function runs its statements on a connection it is given; the caller decides the
+transaction (``store.transaction``) that holds them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+
+from plankit.agentflow.paths import ENV_SESSION, new_id
+from plankit.agentflow.records import (
+    CommitRecord,
+    CommittedThread,
+    ControlError,
+    Session,
+    SessionSummary,
+    Thread,
+)
+
+_THREAD_COLUMNS = "thread_id, session_id, kind, plan_dir, created_at, removed_at"
+_SESSION_COLUMNS = "session_id, agent_session_id, topic, created_at"
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _session(row: Sequence[object]) -> Session:
+    return Session(str(row[0]), _text(row[1]), _text(row[2]), str(row[3]))
+
+
+def _thread(row: Sequence[object]) -> Thread:
+    tid, sid, kind, plan_dir, created, removed = row
+    return Thread(
+        str(tid), str(sid), kind == "current", str(plan_dir), str(created), _text(removed)
+    )
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:79] + "…")
+
+
+def find_session(conn: sqlite3.Connection, ref: str | None, home: str) -> Session:
+    """The session ``ref`` names (internal or agent id; default ``$AGENTFLOW_SESSION_ID``)."""
+    if ref is None:
+        ref = os.environ.get(ENV_SESSION) or None
+    if ref is None:
+        raise ControlError(
+            "session-missing",
+            f"{ENV_SESSION} is not set; the host starts a session with "
+            "`agentctl session start` and exports the variable it prints",
+        )
+    for column in ("session_id", "agent_session_id"):
+        row = conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {column} = ?", (ref,)
+        ).fetchone()
+        if row is not None:
+            return _session(row)
+    raise ControlError(
+        "session-unknown",
+        f"no agentflow session {_shown(ref)} under {home}; check {ENV_SESSION} "
+        "(and AGENTFLOW_HOME), or list sessions with `agentctl session list`",
+    )
+
+
+def session_of_agent(conn: sqlite3.Connection, agent_session_id: str) -> str | None:
+    """The internal id of the session started for an agent session id, if any."""
+    row = conn.execute(
+        "SELECT session_id FROM sessions WHERE agent_session_id = ?", (agent_session_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def insert_session(conn: sqlite3.Connection, session: Session) -> None:
+    """Record a new session."""
+    conn.execute(
+        "INSERT INTO sessions (session_id, agent_session_id, topic, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (
+            session.session_id,
+            session.agent_session_id,
+            session.topic,
+            session.created_at,
+            session.created_at,
+        ),
+    )
+
+
+def set_topic(conn: sqlite3.Connection, session_id: str, topic: str, when: str) -> None:
+    """Record a session's topic."""
+    conn.execute(
+        "UPDATE sessions SET topic = ?, updated_at = ? WHERE session_id = ?",
+        (topic, when, session_id),
+    )
+
+
+def active_threads(conn: sqlite3.Connection, session_id: str) -> list[Thread]:
+    """The session's threads that are not removed, the current one first."""
+    rows = conn.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE session_id = ? AND removed_at IS NULL "
+        "ORDER BY kind = 'additional', seq",
+        (session_id,),
+    ).fetchall()
+    return [_thread(row) for row in rows]
+
+
+def find_thread(conn: sqlite3.Connection, session_id: str, thread_id: str) -> Thread:
+    """A thread of the session (removed or not); ``thread-unknown`` otherwise."""
+    row = conn.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE thread_id = ? AND session_id = ?",
+        (thread_id, session_id),
+    ).fetchone()
+    if row is None:
+        raise ControlError(
+            "thread-unknown",
+            f"no thread {_shown(thread_id)} in this session; `agentctl session context` "
+            "lists its threads",
+        )
+    return _thread(row)
+
+
+def insert_thread(
+    conn: sqlite3.Connection, session_id: str, current: bool, plan_dir: str, created: str
+) -> Thread:
+    """Record a thread allocation; its id, ``thread_<n>``, comes from the AUTOINCREMENT key."""
+    cursor = conn.execute(
+        "INSERT INTO threads (thread_id, session_id, kind, plan_dir, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (
+            f"pending-{new_id()}",
+            session_id,
+            "current" if current else "additional",
+            plan_dir,
+            created,
+        ),
+    )
+    thread_id = f"thread_{cursor.lastrowid}"
+    conn.execute("UPDATE threads SET thread_id = ? WHERE seq = ?", (thread_id, cursor.lastrowid))
+    conn.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (created, session_id))
+    return Thread(thread_id, session_id, current, plan_dir, created)
+
+
+def mark_removed(conn: sqlite3.Connection, thread_id: str, when: str) -> None:
+    """Record that a thread was removed."""
+    conn.execute(
+        "UPDATE threads SET removed_at = ? WHERE thread_id = ? AND removed_at IS NULL",
+        (when, thread_id),
+    )
+
+
+def session_summaries(conn: sqlite3.Connection) -> list[SessionSummary]:
+    """Every session, newest first, with its thread and commit counts."""
+    rows = conn.execute(
+        "SELECT s.session_id, s.agent_session_id, s.topic, s.created_at, "
+        "(SELECT COUNT(*) FROM threads t WHERE t.session_id = s.session_id "
+        " AND t.removed_at IS NULL), "
+        "(SELECT COUNT(*) FROM commits c WHERE c.session_id = s.session_id), "
+        "(SELECT MAX(committed_at) FROM commits c WHERE c.session_id = s.session_id) "
+        "FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC"
+    ).fetchall()
+    return [SessionSummary(_session(row), int(row[4]), int(row[5]), row[6]) for row in rows]
+
+
+def load_commit(conn: sqlite3.Connection, session_id: str, number: int | None) -> CommitRecord:
+    """Commit ``number`` of a session (the latest when ``None``), from its snapshot."""
+    if number is None:
+        row = conn.execute(
+            "SELECT snapshot FROM commits WHERE session_id = ? ORDER BY number DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if row is None:
+            raise ControlError(
+                "commit-none",
+                f"session {session_id} has no commit yet; the agent submits its plans with "
+                "`agentctl plan commit`",
+            )
+    else:
+        row = conn.execute(
+            "SELECT snapshot FROM commits WHERE session_id = ? AND number = ?",
+            (session_id, number),
+        ).fetchone()
+        if row is None:
+            last = conn.execute(
+                "SELECT MAX(number) FROM commits WHERE session_id = ?", (session_id,)
+            ).fetchone()[0]
+            have = f"commits 1 to {last}" if last else "no commit yet"
+            raise ControlError(
+                "commit-unknown", f"session {session_id} has no commit {number} (it has {have})"
+            )
+    return CommitRecord.from_dict(json.loads(row[0]))
+
+
+def insert_commit(
+    conn: sqlite3.Connection,
+    session_id: str,
+    when: str,
+    plans: Sequence[CommittedThread],
+    skipped: Sequence[str],
+) -> CommitRecord:
+    """Record a commit, numbered after the session's last, with its JSON snapshot."""
+    number = conn.execute(
+        "SELECT COALESCE(MAX(number), 0) + 1 FROM commits WHERE session_id = ?", (session_id,)
+    ).fetchone()[0]
+    record = CommitRecord(session_id, number, when, tuple(plans), tuple(skipped))
+    cursor = conn.execute(
+        "INSERT INTO commits (session_id, number, committed_at, snapshot) VALUES (?, ?, ?, ?)",
+        (session_id, number, when, json.dumps(record.to_dict(), ensure_ascii=False)),
+    )
+    conn.executemany(
+        "INSERT INTO commit_threads (commit_id, thread_id, position, task_count) "
+        "VALUES (?, ?, ?, ?)",
+        [
+            (cursor.lastrowid, item.thread_id, position, len(item.plan.tasks))
+            for position, item in enumerate(plans)
+        ],
+    )
+    return record
