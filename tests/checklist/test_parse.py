@@ -359,3 +359,11 @@ def test_golden_plan(path: Path) -> None:
 
 def test_golden_plans_exist() -> None:
     assert len(PLANS) >= 4
+
+
+def test_models_accept_plain_status_strings() -> None:
+    from plankit.checklist import PlanTask
+
+    task = PlanTask(line=3, phase=1, step="1.1", status="done", title="A")  # type: ignore[arg-type]
+    assert task.status is TaskStatus.DONE
+    assert task.to_dict()["status"] == "done"

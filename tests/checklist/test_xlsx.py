@@ -263,3 +263,15 @@ def test_emoji_count_twice_towards_the_limit(path: Path) -> None:
     store.set_cell("AGENT_BASE!C2", "🎉" * 16_383)  # 32,766 UTF-16 units: fits
     with pytest.raises(CellTooLargeError):
         store.set_cell("AGENT_BASE!C2", "🎉" * 16_384)
+
+
+@pytest.mark.parametrize("name", ["plan.xlsx", "PLAN.md"])
+def test_a_missing_folder_is_reported_not_created(tmp_path: Path, name: str) -> None:
+    from plankit.checklist import open_store
+
+    target = tmp_path / "no" / "such" / name
+    manager = PlanManager(open_store(str(target)))
+    assert manager.get_plan() is None
+    with pytest.raises(StoreError, match=r"the folder .* does not exist"):
+        manager.create_plan("T", "G", [PhaseInput("W", ["a"])])
+    assert not (tmp_path / "no").exists()

@@ -52,6 +52,7 @@ class Entry:
 _CACHE: OrderedDict[str, Entry] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
+_CACHE_MAX_CHARS = 2_000_000
 
 
 def entry(text: str) -> Entry:
@@ -72,7 +73,9 @@ def analyze(text: str) -> Structure:
 
 
 def remember(text: str, found: Entry) -> None:
-    """Keep ``found`` as the entry of ``text``."""
+    """Keep ``found`` as the entry of ``text`` (texts over 2 MB are not kept)."""
+    if len(text) > _CACHE_MAX_CHARS:
+        return
     with _CACHE_LOCK:
         _CACHE[text] = found
         _CACHE.move_to_end(text)

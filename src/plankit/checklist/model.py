@@ -85,6 +85,10 @@ class PlanTask:
     review_note: str | None = None
     """The text after the last `` — `` of a task waiting for review, if any."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, TaskStatus):  # a plain string given by a caller
+            object.__setattr__(self, "status", coerce_status(self.status))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form used by ``--json`` and the MCP tools."""
         return {

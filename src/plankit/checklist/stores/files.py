@@ -23,12 +23,16 @@ def lock_path(path: str) -> str:
 def file_lock(path: str, timeout: float) -> Iterator[None]:
     """Hold the cross-process lock of ``path`` (a ``filelock`` lock file beside it).
 
-    When the lock file cannot be created (a read-only folder) the block runs without
-    it: reading is still safe, because writers replace the file in one rename, and a
-    write fails with a clear error anyway.
+    When the lock file cannot be created (a read-only folder, a folder that does not
+    exist) the block runs without it: reading is still safe, because writers replace
+    the file in one rename, and a write fails with a clear error anyway.  No folder is
+    ever created.
     """
     import filelock
 
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        yield  # nothing to lock: reads find no file, and a write fails with a clear error
+        return
     lock = filelock.FileLock(lock_path(path), timeout=timeout)
     acquired = False
     try:
@@ -76,6 +80,13 @@ def check_writable(path: str) -> None:
 
 def write_error(path: str, exc: OSError) -> StoreError:
     """A :class:`StoreError` for a failed write of ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return StoreError(
+            f"cannot write {path}: the folder {folder} does not exist (plankit does not "
+            "create folders); check the path",
+            code="no-folder",
+        )
     reason = exc.strerror or str(exc)
     return StoreError(
         f"cannot write {path} ({reason}); check that its folder is writable; nothing was changed",
