@@ -4,7 +4,8 @@ Subcommands are imported only when they run (or when ``--help`` lists them), so
 ``plankit --help`` stays fast and no heavy library is loaded before it is needed:
 
 - ``plankit checklist …`` — PLAN.md checklists (:mod:`plankit.checklist.cli`);
-- ``plankit mcp`` — the MCP server over stdio (:mod:`plankit.mcp.cli`).
+- ``plankit mcp`` — the MCP server over stdio (:mod:`plankit.mcp.cli`);
+- ``plankit acp run`` — drive an ACP agent and show its plan live (:mod:`plankit.acp.cli`).
 
 Exit codes: 0 success, 1 an error or a failed check, 2 usage error, 130 interrupted.
 """
@@ -17,6 +18,7 @@ from importlib import import_module
 import click
 
 SUBCOMMANDS: dict[str, str] = {
+    "acp": "plankit.acp.cli:acp",
     "checklist": "plankit.checklist.cli:checklist",
     "mcp": "plankit.mcp.cli:mcp",
 }

@@ -124,6 +124,10 @@ class Runtime:
     """Who runs EXECUTE commands (the local shell when None)."""
     progress: Progress | None = None
     """Told when each action starts and ends (a live display, an ACP client …)."""
+    permit: Callable[[int, Action], str | None] | None = None
+    """Asked before each approved action runs, with its 0-based position: None lets it
+    run; a string skips it with that reason (``rejected by the user``) and execution
+    goes on with the next action (an ACP client's per-action permission)."""
     _backend: SearchBackend | None = field(default=None, repr=False)
 
     def search_backend(self) -> SearchBackend:

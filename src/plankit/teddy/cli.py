@@ -341,6 +341,33 @@ def execute(plan: str | None, yes: bool, session_name: str | None) -> None:
     sys.exit(EXIT_INVALID)
 
 
+# --- teddy acp ----------------------------------------------------------------------------
+
+
+@cli.command(name="acp")
+@click.option(
+    "--planner",
+    metavar="MODULE:CALLABLE",
+    help="Write plans from plain prompts with CALLABLE(prompt_text, turn) -> plan Markdown.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log each request on standard error.")
+def acp_command(planner: str | None, verbose: bool) -> None:
+    """Serve TeDDy as an Agent Client Protocol agent on stdin/stdout.
+
+    For ACP clients (Zed, acpx, `plankit acp run` …): each prompt is one TeDDy turn in
+    a session created in the client's working directory; actions become tool calls,
+    each asking the client's permission.  Only ACP messages go to stdout.
+    """
+    from plankit.acp.agent import load_planner, serve
+    from plankit.errors import InputError
+
+    try:
+        loaded = load_planner(planner) if planner else None
+    except InputError as exc:
+        _fail(str(exc))
+    serve(loaded, verbose=verbose)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``teddy`` console script."""
     try:

@@ -128,6 +128,8 @@ def _run(
             result = ActionResult(action, False, "not selected")
         elif stop_reason is not None:
             result = ActionResult(action, True, stop_reason)
+        elif runtime.permit is not None and (refusal := runtime.permit(index, action)):
+            result = ActionResult(action, False, refusal)
         else:
             result, interrupted = _run_one(index, action, approval, runtime)
             if interrupted:

@@ -1,0 +1,445 @@
+"""``teddy acp``: TeDDy as an Agent Client Protocol agent over stdio.
+
+Built on the official SDK (``acp``).  One ACP session is one TeDDy session in the
+project given as ``cwd`` (``.teddy/YYYYMMDD-acp-xxxxxx/``); one ``session/prompt`` is
+one TeDDy turn: the plan of the prompt is written to the turn's ``plan.md`` and
+executed by :func:`plankit.teddy.execute.execute_turn`, which writes ``report.md``
+and prepares the next turn, exactly as ``teddy execute`` does.  :mod:`.turn` turns the
+execution into ``plan`` updates, tool calls and permission requests.
+
+Until model access lands, a prompt must give the plan (see :mod:`.prompt`); a
+*planner* — any ``(prompt text, turn) → plan Markdown`` callable — can be plugged in
+(``teddy acp --planner module:callable``) to write plans from plain requests.
+
+Only ACP messages go to stdout: the real stdout is kept for the protocol and file
+descriptor 1 is pointed at stderr, so a stray ``print`` (ours or a library's) cannot
+corrupt the stream.  Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from plankit.acp.prompt import FoundPlan, PromptText, commands_update, find_plan, read_prompt
+from plankit.acp.turn import ClientCaps, SessionState, TurnRun, message_update, send_update
+from plankit.errors import InputError
+
+if TYPE_CHECKING:
+    from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
+
+    from plankit.teddy.execute import Outcome
+    from plankit.teddy.session import Turn
+
+log = logging.getLogger("plankit.acp")
+
+Planner = Callable[[str, "Turn"], str]
+"""Writes a turn's plan: (the prompt's text, the turn) → TeDDy plan Markdown."""
+
+AGENT_NAME = "teddy"
+PROTOCOL_VERSION = 1
+NO_PLAN = (
+    "TeDDy runs plans. Send a TeDDy plan's Markdown, attach or @-mention a plan file, "
+    "or name one (`/execute plan.md`); planning from a plain request needs a model, "
+    "which `teddy acp` does not have yet."
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("plankit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+def load_planner(spec: str) -> Planner:
+    """``module:callable`` → the callable (a one-line error when it cannot be had)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise InputError(f"--planner must be MODULE:CALLABLE, not '{spec}'", code="bad-planner")
+    try:
+        target = getattr(import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"cannot load planner '{spec}': {exc}", code="bad-planner") from None
+    if not callable(target):
+        raise InputError(f"planner '{spec}' is not callable", code="bad-planner")
+    planner: Planner = target
+    return planner
+
+
+class TeddyAgent:
+    """The ACP agent (an ``acp.Agent``); see the module documentation."""
+
+    def __init__(self, planner: Planner | None = None) -> None:
+        self.planner = planner
+        self.conn: Any = None
+        self.caps = ClientCaps()
+        self.sessions: dict[str, SessionState] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # --- initialize, session/new -------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        from acp.schema import (
+            AgentCapabilities,
+            Implementation,
+            InitializeResponse,
+            PromptCapabilities,
+        )
+
+        caps = client_capabilities
+        fs = getattr(caps, "fs", None)
+        self.caps = ClientCaps(
+            read=bool(getattr(fs, "read_text_file", False)),
+            write=bool(getattr(fs, "write_text_file", False)),
+            terminal=bool(getattr(caps, "terminal", False)),
+        )
+        name = getattr(client_info, "name", None) or "an unnamed client"
+        log.info("initialize from %s (protocol %s): %s", name, protocol_version, self.caps)
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+            ),
+            agent_info=Implementation(name=AGENT_NAME, title="TeDDy (plankit)", version=_version()),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        from acp import RequestError
+        from acp.schema import NewSessionResponse
+
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise RequestError.invalid_params(
+                {"cwd": f"'{cwd}' is not an existing absolute directory"}
+            )
+        try:
+            session_id = await asyncio.to_thread(_create_session, root)
+        except InputError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
+        self.sessions[session_id] = SessionState(session_id, root)
+        log.info("session %s in %s", session_id, root)
+        self._later(send_update(self.conn, session_id, commands_update()))
+        return NewSessionResponse(session_id=session_id)
+
+    def _later(self, coro: Any) -> None:
+        """Run ``coro`` after the current response is sent."""
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- session/prompt, session/cancel --------------------------------------------------
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        state = self.sessions.get(session_id)
+        if state is not None and state.cancel is not None:
+            log.info("cancel %s", session_id)
+            state.cancel.set()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        from acp import RequestError
+        from acp.schema import PromptResponse
+
+        state = self.sessions.get(session_id)
+        if state is None:
+            raise RequestError.invalid_params({"sessionId": f"unknown session '{session_id}'"})
+        if state.running:
+            raise RequestError.invalid_request(
+                {"details": "a prompt is already running in this session; cancel it first"}
+            )
+        state.running = True
+        state.cancel = asyncio.Event()
+        try:
+            await self._prompt(state, read_prompt(prompt))
+        finally:
+            state.running = False
+        if state.cancel.is_set():
+            return PromptResponse(stop_reason="cancelled")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _say(self, state: SessionState, text: str) -> None:
+        await send_update(self.conn, state.session_id, message_update(text))
+
+    async def _prompt(self, state: SessionState, request: PromptText) -> None:
+        command = request.command
+        if command is not None:
+            await self._command(state, *command)
+            return
+        found = find_plan(request, state.root)
+        if found is None and self.planner is not None:
+            planner = self.planner
+            try:
+                text = await asyncio.to_thread(_plan_with, planner, request.text, state)
+            except Exception as exc:  # a planner's failure is the user's to see
+                await self._say(state, f"The planner failed: {exc}")
+                return
+            found = FoundPlan(text, None, "the planner")
+        if found is None:
+            await self._say(state, NO_PLAN)
+            return
+        await self._execute(state, found)
+
+    async def _plan_text(self, state: SessionState, found: FoundPlan) -> str | None:
+        if found.text is not None:
+            return found.text
+        assert found.path is not None
+        try:
+            from plankit.textio import read_text
+
+            return read_text(found.path).text
+        except InputError as exc:
+            await self._say(state, f"Cannot read the plan: {exc}")
+            return None
+
+    async def _execute(self, state: SessionState, found: FoundPlan) -> None:
+        text = await self._plan_text(state, found)
+        if text is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            message = await asyncio.to_thread(self._run_turn, state, text, loop)
+        except InputError as exc:
+            message = f"The turn could not run: {exc}"
+        await self._say(state, message)
+
+    def _run_turn(self, state: SessionState, text: str, loop: asyncio.AbstractEventLoop) -> str:
+        """Write the plan into the current turn and execute it (worker thread)."""
+        from plankit.errors import PlanError
+        from plankit.teddy.actions import Runtime
+        from plankit.teddy.config import load_config
+        from plankit.teddy.execute import execute_turn
+        from plankit.teddy.parse import parse_plan
+        from plankit.teddy.review import AutoApprover
+        from plankit.teddy.session import find_session
+        from plankit.textio import write_text_atomic
+
+        config = load_config(state.root)
+        turn = find_session(state.root, state.session_id).latest()
+        write_text_atomic(turn.plan_path, text if text.endswith("\n") else text + "\n")
+        try:
+            plan = parse_plan(text)
+        except PlanError:
+            plan = None
+        run: TurnRun | None = None
+        if plan is not None:
+            run = TurnRun(
+                conn=self.conn,
+                loop=loop,
+                state=state,
+                plan=plan,
+                caps=self.caps,
+                label=f"turn-{turn.name}",
+            )
+            run.send_plan()
+            runtime = Runtime(
+                state.root,
+                config,
+                run,
+                files=run.files,
+                run=run.runner,
+                progress=run,
+                permit=run.permit,
+            )
+        else:
+            runtime = None
+        outcome = execute_turn(
+            turn,
+            approver=AutoApprover(),
+            chat=run if run is not None else _Silent(),
+            config=config,
+            runtime=runtime,
+        )
+        if run is not None:
+            run.finish_unrun("the plan did not pass validation")
+        return summary(outcome, run, turn.rel("report.md"))
+
+    # --- slash commands ----------------------------------------------------------------
+
+    async def _command(self, state: SessionState, name: str, argument: str) -> None:
+        if name == "execute":
+            from plankit.acp.prompt import plan_path
+
+            path = plan_path(argument, state.root) if argument else None
+            if path is None:
+                await self._say(
+                    state, f"/execute needs a .md plan file of the project: {argument!r}"
+                )
+                return
+            await self._execute(state, FoundPlan(None, path, str(path)))
+        elif name == "parse":
+            await self._parse(state, argument)
+        elif name == "context":
+            message = await asyncio.to_thread(_write_context, state)
+            await self._say(state, message)
+        elif name == "report":
+            await self._say(state, await asyncio.to_thread(_last_report, state))
+
+    async def _parse(self, state: SessionState, argument: str) -> None:
+        from plankit.acp.entries import plan_update, teddy_entries
+        from plankit.acp.prompt import plan_path
+        from plankit.teddy.parse import check_plan
+
+        path = plan_path(argument, state.root)
+        text = await self._plan_text(state, FoundPlan(None, path, argument)) if path else argument
+        if not text:
+            await self._say(state, "/parse needs a plan file of the project, or a plan's text")
+            return
+        plan, diagnostics = check_plan(text)
+        if plan is None:
+            lines = [f"- line {d.line}: {d.code} {d.message}" for d in diagnostics]
+            await self._say(state, "The plan is invalid:\n" + "\n".join(lines))
+            return
+        update = plan_update(teddy_entries(plan), kind="teddy", title=plan.title)
+        await send_update(self.conn, state.session_id, update)
+        await self._say(state, f"{plan.title}: {len(plan.actions)} actions; the plan is valid.")
+
+    def shutdown(self) -> None:
+        """Cancel every running prompt (the client went away)."""
+        for state in self.sessions.values():
+            if state.cancel is not None:
+                state.cancel.set()
+
+
+class _Silent:
+    """CHAT_WITH_USER responder for a plan that failed to parse (nothing runs)."""
+
+    def reply(self, message: str) -> str | None:
+        return None
+
+
+def _create_session(root: Path) -> str:
+    from plankit.teddy.config import load_config
+    from plankit.teddy.prompts import agent_name, get_prompt
+    from plankit.teddy.session import SessionError, create_session
+
+    config = load_config(root)
+    prompt = get_prompt(config.default_agent, root)
+    agent = agent_name(prompt, config.default_agent)
+    for _ in range(5):
+        try:
+            session = create_session(root, f"acp-{secrets.token_hex(3)}", prompt, agent)
+        except SessionError as exc:
+            if exc.code == "session-exists":
+                continue
+            raise
+        return session.name
+    raise InputError("could not pick a new session name; try again", code="session-exists")
+
+
+def _plan_with(planner: Planner, text: str, state: SessionState) -> str:
+    from plankit.teddy.session import find_session
+
+    return planner(text, find_session(state.root, state.session_id).latest())
+
+
+def _write_context(state: SessionState) -> str:
+    from plankit.teddy.config import load_config
+    from plankit.teddy.context import build_payload
+    from plankit.teddy.session import find_session
+    from plankit.textio import write_text_atomic
+
+    try:
+        config = load_config(state.root)
+        session = find_session(state.root, state.session_id)
+        turn = session.latest()
+        text = build_payload(
+            state.root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
+        )
+    except InputError as exc:
+        return f"The context could not be built: {exc}"
+    write_text_atomic(turn.file("input.md"), text)
+    lines = text.count("\n")
+    return f"Wrote `{turn.rel('input.md')}` ({lines} lines)."
+
+
+def _last_report(state: SessionState) -> str:
+    from plankit.teddy.session import find_session
+
+    for turn in reversed(find_session(state.root, state.session_id).turns()):
+        if turn.report_path.is_file():
+            return turn.report_path.read_text(encoding="utf-8")
+    return "No turn of this session has been executed yet."
+
+
+def summary(outcome: Outcome, run: TurnRun | None, report: str) -> str:
+    """The agent message that closes a turn: the status, the counts, the report."""
+    from plankit.teddy.report import Status
+
+    if outcome.status is None:
+        return outcome.message or "Nothing was executed."
+    if outcome.status is Status.VALIDATION_FAILED:
+        problems = "\n".join(f"- {i.message}" for i in outcome.validation)
+        return f"{outcome.status}: the plan was not run.\n{problems}\n\nReport: `{report}`"
+    counts = run.counts() if run is not None else {}
+    total = len(run.statuses) if run is not None else 0
+    parts = [f"{counts.get('completed', 0)} of {total} actions completed"]
+    for status in ("failed", "rejected", "cancelled", "skipped"):
+        if counts.get(status):
+            parts.append(f"{counts[status]} {status}")
+    return f"{outcome.status}: {', '.join(parts)}. Report: `{report}`"
+
+
+# --- stdio -------------------------------------------------------------------------------
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Streams on stdin and on the real stdout; fd 1 then points at stderr."""
+    loop = asyncio.get_running_loop()
+    protocol_out = os.dup(sys.stdout.fileno())
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", 0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return reader, writer
+
+
+async def _serve(agent: TeddyAgent) -> None:
+    from acp import Agent, run_agent
+
+    reader, writer = await _stdio()
+    try:
+        await run_agent(cast(Agent, agent), writer, reader)
+    finally:
+        agent.shutdown()
+
+
+def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
+    """Run ``teddy acp`` until the client closes stdin."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if verbose else logging.WARNING,
+        format="teddy acp: %(levelname)s %(message)s",
+    )
+    asyncio.run(_serve(TeddyAgent(planner)))

@@ -1,0 +1,303 @@
+"""``plankit acp run``: drive any ACP agent over stdio and show its plan live.
+
+The client spawns ``AGENT [ARGS…]``, initializes (offering ``fs`` and ``terminal``
+inside the working directory, see :mod:`.host`), opens a session in the working
+directory, sends the prompt and shows every update on a :class:`~.display.View` until
+the turn ends.  Permission requests are answered by the policy: ``approve`` picks the
+"allow once" option, ``deny`` the "reject once" one, ``ask`` asks at the terminal
+(and denies when there is none).
+
+Exit status (as acpx's): 0 the turn ended normally; 1 an error (the agent failed to
+start or answered an error, or stopped with ``refusal``, ``max_tokens`` or
+``max_turn_requests``); 5 a permission was denied; 130 cancelled (Ctrl-C sends
+``session/cancel``; a second Ctrl-C stops the agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal, TypeAlias, cast
+
+from plankit.acp.display import View
+from plankit.acp.host import Files, Terminals
+
+Policy: TypeAlias = Literal["ask", "approve", "deny"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_DENIED = 5
+EXIT_CANCELLED = 130
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def pick(options: list[dict[str, Any]], allow: bool) -> str | None:
+    """The option a flag chooses: allow once (else always), or reject once (else always)."""
+    kinds = ("allow_once", "allow_always") if allow else ("reject_once", "reject_always")
+    for kind in kinds:
+        for option in options:
+            if option.get("kind") == kind:
+                return str(option["optionId"])
+    return None
+
+
+@dataclass(slots=True)
+class PlanClient:
+    """The ACP client (an ``acp.Client``): a view, a permission policy, files, terminals."""
+
+    view: View
+    """Where updates are shown."""
+    policy: Policy
+    """How permission requests are answered."""
+    root: Path
+    """The working directory (the session's ``cwd``)."""
+    denied: int = 0
+    """Permission requests denied (by the policy, the user, or for want of a terminal)."""
+    files: Files = field(init=False)
+    terminals: Terminals = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.files = Files(self.root)
+        self.terminals = Terminals(self.root)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.view.update(_dump(update))
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> Any:
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+        call = _dump(tool_call)
+        choices = [_dump(o) for o in options]
+        if self.policy == "ask":
+            choice = await asyncio.to_thread(self.view.ask, call, choices)
+            how = "asked"
+            if choice is None:
+                choice, how = pick(choices, allow=False), "no terminal to ask: denied"
+        else:
+            choice = pick(choices, allow=self.policy == "approve")
+            how = f"--{self.policy}-all" if self.policy == "deny" else "--approve-all"
+        if choice is None:
+            self.denied += 1
+            self.view.decided(call, "cancelled", how)
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        kind = next((c.get("kind") for c in choices if c.get("optionId") == choice), "")
+        if str(kind).startswith("reject"):
+            self.denied += 1
+        self.view.decided(call, choice, how)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=choice)
+        )
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        from acp.schema import ReadTextFileResponse
+
+        return ReadTextFileResponse(content=self.files.read(path, line, limit))
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        from acp.schema import WriteTextFileResponse
+
+        self.files.write(path, content)
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        from acp.schema import CreateTerminalResponse
+
+        terminal_id = await self.terminals.create(command, args, env, cwd, output_byte_limit)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import TerminalOutputResponse
+
+        return TerminalOutputResponse.model_validate(await self.terminals.output(terminal_id))
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import WaitForTerminalExitResponse
+
+        return WaitForTerminalExitResponse.model_validate(await self.terminals.wait(terminal_id))
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import KillTerminalResponse
+
+        await self.terminals.kill(terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import ReleaseTerminalResponse
+
+        await self.terminals.release(terminal_id)
+        return ReleaseTerminalResponse()
+
+
+class JsonTranscript:
+    """Writes every JSON-RPC message as one NDJSON line: ``{"from", "message"}``."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def __call__(self, event: Any) -> None:
+        sender = "client" if event.direction.value == "outgoing" else "agent"
+        self.out.write(json.dumps({"from": sender, "message": event.message}) + "\n")
+        self.out.flush()
+
+
+class QuietView:
+    """A view that shows nothing (``--json``); asking goes to the terminal, if any."""
+
+    def __init__(self) -> None:
+        from plankit.acp.display import LineView
+
+        self._asker = LineView(sys.stderr)
+
+    def update(self, update: dict[str, Any]) -> None:
+        pass
+
+    def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
+        pass
+
+    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+        return self._asker.ask(tool_call, options)
+
+    def note(self, text: str) -> None:
+        print(text, file=sys.stderr)
+
+    def close(self) -> None:
+        pass
+
+
+def _stop_code(reason: str, denied: int) -> int:
+    if reason == "cancelled":
+        return EXIT_CANCELLED
+    if reason != "end_turn":
+        return EXIT_ERROR
+    return EXIT_DENIED if denied else EXIT_OK
+
+
+async def run_prompt(
+    command: list[str],
+    prompt: str,
+    *,
+    view: View,
+    policy: Policy,
+    cwd: Path,
+    transcript: Any = None,
+) -> int:
+    """Run one prompt against the agent ``command``; the exit status."""
+    from acp import Client, RequestError, spawn_agent_process, text_block
+    from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+    from plankit.acp.agent import _version
+
+    program = shutil.which(command[0]) or command[0]
+    client = PlanClient(view, policy, cwd)
+    observers = [transcript] if transcript is not None else []
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+    pending: set[asyncio.Task[None]] = set()
+    try:
+        async with spawn_agent_process(
+            cast(Client, client),
+            program,
+            *command[1:],
+            env=dict(os.environ),
+            cwd=cwd,
+            transport_kwargs={"stderr": None},
+            observers=observers,
+        ) as (conn, process):
+            init = await conn.initialize(
+                protocol_version=1,
+                client_capabilities=ClientCapabilities(
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                    terminal=True,
+                ),
+                client_info=Implementation(
+                    name="plankit", title="plankit acp run", version=_version()
+                ),
+            )
+            if init.protocol_version != 1:
+                view.note(f"the agent speaks ACP version {init.protocol_version}, not 1")
+                return EXIT_ERROR
+            session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+
+            def interrupted() -> None:
+                nonlocal interrupts
+                interrupts += 1
+                if interrupts == 1:
+                    view.note("cancelling… (Ctrl-C again to stop the agent)")
+                    pending.add(loop.create_task(conn.cancel(session_id=session.session_id)))
+                else:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, interrupted)
+            try:
+                response = await conn.prompt(
+                    session_id=session.session_id, prompt=[text_block(prompt)]
+                )
+            finally:
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(signal.SIGINT)
+                await client.terminals.close()
+            view.note(f"[done] {response.stop_reason}")
+            return _stop_code(response.stop_reason, client.denied)
+    except FileNotFoundError:
+        view.note(f"plankit: cannot run the agent: '{command[0]}' not found")
+        return EXIT_ERROR
+    except RequestError as exc:
+        view.note(f"plankit: the agent answered an error: {exc}")
+        return EXIT_ERROR
+    except ConnectionError:
+        view.note("plankit: the agent closed the connection")
+        return EXIT_CANCELLED if interrupts else EXIT_ERROR
+    finally:
+        view.close()
+
+
+def make_view(as_json: bool, policy: Policy) -> tuple[View, Any]:
+    """The view for a run and the NDJSON transcript writer (``--json``), if any."""
+    if as_json:
+        return QuietView(), JsonTranscript(sys.stdout)
+    if sys.stdout.isatty():
+        from plankit.acp.display import LiveView
+
+        return LiveView(), None
+    from plankit.acp.display import LineView
+
+    return LineView(sys.stdout), None
+
+
+def run(command: list[str], prompt: str, *, policy: Policy, as_json: bool, cwd: Path) -> int:
+    """``plankit acp run``: the exit status."""
+    view, transcript = make_view(as_json, policy)
+    return asyncio.run(
+        run_prompt(command, prompt, view=view, policy=policy, cwd=cwd, transcript=transcript)
+    )

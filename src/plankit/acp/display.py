@@ -1,0 +1,418 @@
+"""Showing an agent's plan as ACP's "Client Display" asks.
+
+:class:`PlanState` follows the session updates (pure, no terminal): each ``plan``
+update replaces the plan whole; tool calls are merged by id; it knows the overall
+progress, the current task (the ``in_progress`` entries) and which entries were added
+or removed by the last update.  Two views show it:
+
+- :class:`LiveView` (stdout is a terminal; rich): one panel redrawn in place — a
+  progress bar with ``done/total``, one line per entry with its status icon, the
+  current task highlighted, then the tool calls with their status; agent messages
+  scroll above it; permission questions are asked below it.
+- :class:`LineView` (anything else): the same information as plain lines, one block
+  per change, for logs and tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from plankit.acp.entries import entry_of
+
+ICONS = {
+    "pending": "○",
+    "blocked": "⏸",
+    "awaiting_permission": "?",
+    "in_progress": "▶",
+    "review": "👁",
+    "completed": "✓",
+    "failed": "✗",
+    "skipped": "–",
+    "rejected": "⊘",
+    "cancelled": "⊘",
+}
+STYLES = {
+    "in_progress": "bold reverse",
+    "awaiting_permission": "bold yellow reverse",
+    "review": "bold magenta",
+    "completed": "green",
+    "failed": "red",
+    "skipped": "dim",
+    "rejected": "yellow",
+    "cancelled": "yellow",
+    "blocked": "yellow",
+}
+TOOL_ICONS = {"pending": "…", "in_progress": "▶", "completed": "✓", "failed": "✗"}
+
+
+@dataclass(slots=True)
+class ShownEntry:
+    """One plan entry as the views show it."""
+
+    content: str
+    """The entry's content."""
+    status: str
+    """Its rich status (from ``_meta.plankit`` when an agent sends one, else v1)."""
+    priority: str
+    """``high``, ``medium`` or ``low``."""
+    key: str
+    """Identity across updates: the ``_meta`` id, else the content."""
+
+    @property
+    def done(self) -> bool:
+        """Finished (the v1 status is ``completed``)."""
+        return self.status in ("completed", "failed", "skipped", "rejected", "cancelled")
+
+    @property
+    def current(self) -> bool:
+        """Being worked on (the v1 status is ``in_progress``)."""
+        return self.status in ("in_progress", "awaiting_permission", "review")
+
+
+@dataclass(slots=True)
+class ShownTool:
+    """One tool call."""
+
+    id: str
+    """``toolCallId``."""
+    title: str = ""
+    """Its title."""
+    kind: str = "other"
+    """Its kind."""
+    status: str = "pending"
+    """pending, in_progress, completed or failed."""
+    detail: str = ""
+    """A one-line summary of its content (the diff's file, the command …)."""
+
+
+@dataclass(slots=True)
+class PlanState:
+    """Everything shown, built from session updates."""
+
+    entries: list[ShownEntry] = field(default_factory=list)
+    """The current plan."""
+    added: list[str] = field(default_factory=list)
+    """Keys of the entries the last plan update added."""
+    removed: list[str] = field(default_factory=list)
+    """Contents of the entries the last plan update removed."""
+    tools: dict[str, ShownTool] = field(default_factory=dict)
+    """Tool calls by id, in arrival order."""
+    plans: int = 0
+    """How many plan updates arrived."""
+    title: str | None = None
+    """The plan's title, when the agent sends one in ``_meta.plankit.title``."""
+
+    def apply(self, update: dict[str, Any]) -> str:
+        """Take one ``session/update`` payload (JSON form); its ``sessionUpdate`` kind."""
+        kind = str(update.get("sessionUpdate", ""))
+        if kind == "plan":
+            self._plan(update)
+        elif kind in ("tool_call", "tool_call_update"):
+            self._tool(update)
+        return kind
+
+    def _plan(self, update: dict[str, Any]) -> None:
+        before = {e.key: e for e in self.entries}
+        entries: list[ShownEntry] = []
+        for wire in update.get("entries") or ():
+            ident, status = entry_of(wire)
+            content = str(wire.get("content", ""))
+            key = ident if ident is not None else content
+            entries.append(ShownEntry(content, status, str(wire.get("priority", "")), key))
+        keys = {e.key for e in entries}
+        self.added = [e.key for e in entries if e.key not in before] if self.plans else []
+        self.removed = [e.content for k, e in before.items() if k not in keys]
+        self.entries = entries
+        self.plans += 1
+        meta = update.get("_meta")
+        ours = meta.get("plankit") if isinstance(meta, dict) else None
+        if isinstance(ours, dict) and isinstance(ours.get("title"), str):
+            self.title = ours["title"]
+
+    def _tool(self, update: dict[str, Any]) -> None:
+        ident = str(update.get("toolCallId", ""))
+        tool = self.tools.setdefault(ident, ShownTool(ident))
+        if update.get("title"):
+            tool.title = str(update["title"])
+        if update.get("kind"):
+            tool.kind = str(update["kind"])
+        if update.get("status"):
+            tool.status = str(update["status"])
+        for item in update.get("content") or ():
+            if item.get("type") == "diff":
+                old, new = item.get("oldText"), str(item.get("newText", ""))
+                what = "new file" if old is None else "edit"
+                tool.detail = f"{what} {item.get('path')} ({new.count(chr(10))} lines)"
+            elif item.get("type") == "terminal":
+                tool.detail = f"terminal {item.get('terminalId')}"
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(finished entries, all entries)."""
+        return sum(e.done for e in self.entries), len(self.entries)
+
+    @property
+    def current(self) -> list[ShownEntry]:
+        """The entries being worked on."""
+        return [e for e in self.entries if e.current]
+
+
+def tool_summary(tool_call: dict[str, Any]) -> list[str]:
+    """Lines describing a tool call a permission is asked for."""
+    lines = [f"{tool_call.get('title') or tool_call.get('toolCallId')} ({tool_call.get('kind')})"]
+    for item in tool_call.get("content") or ():
+        if item.get("type") == "diff":
+            old = item.get("oldText")
+            new = str(item.get("newText", ""))
+            if old is None:
+                lines.append(f"  new file {item.get('path')}:")
+                lines += [f"  + {line}" for line in new.splitlines()[:20]]
+            else:
+                import difflib
+
+                diff = difflib.unified_diff(
+                    str(old).splitlines(), new.splitlines(), lineterm="", n=1
+                )
+                lines.append(f"  edit {item.get('path')}:")
+                lines += [f"  {line}" for line in list(diff)[2:40]]
+        elif item.get("type") == "content":
+            text = item.get("content", {}).get("text")
+            if text:
+                lines += [f"  {line}" for line in str(text).splitlines()[:10]]
+    return lines
+
+
+class View(Protocol):
+    """What the client tells its display."""
+
+    def update(self, update: dict[str, Any]) -> None:
+        """A ``session/update`` arrived (JSON form)."""
+        ...
+
+    def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
+        """A permission request was answered with option ``choice`` (``how``: by whom)."""
+        ...
+
+    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+        """Ask the user (blocking); the chosen option id, or None to cancel."""
+        ...
+
+    def note(self, text: str) -> None:
+        """A line from the client itself (errors, the end)."""
+        ...
+
+    def close(self) -> None:
+        """The run ended."""
+        ...
+
+
+def read_choice(options: list[dict[str, Any]], prompt_out: TextIO, prompt_in: TextIO) -> str | None:
+    """Number the options, read a number (or a letter a/A/r/R); None on end of input."""
+    letters = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
+    for number, option in enumerate(options, 1):
+        letter = letters.get(str(option.get("kind")), "")
+        hint = f" [{letter}]" if letter else ""
+        prompt_out.write(f"  {number}) {option.get('name')}{hint}\n")
+    while True:
+        prompt_out.write("  choice: ")
+        prompt_out.flush()
+        line = prompt_in.readline()
+        if not line:
+            return None
+        answer = line.strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return str(options[int(answer) - 1]["optionId"])
+        for option in options:
+            if answer and letters.get(str(option.get("kind"))) == answer:
+                return str(option["optionId"])
+        prompt_out.write(f"  please answer 1-{len(options)}\n")
+
+
+def _open_tty() -> tuple[TextIO, TextIO] | None:
+    try:
+        tty_in = open("/dev/tty", encoding="utf-8")  # noqa: SIM115 - kept for the run
+        tty_out = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    return tty_in, tty_out
+
+
+class LineView:
+    """Plain lines on ``out`` (see the module documentation)."""
+
+    def __init__(self, out: TextIO | None = None, *, interactive: bool = False) -> None:
+        self.out = out or sys.stdout
+        self.state = PlanState()
+        self.interactive = interactive
+        self._message_open = False
+
+    def _print(self, text: str) -> None:
+        if self._message_open:
+            self.out.write("\n")
+            self._message_open = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def update(self, update: dict[str, Any]) -> None:
+        kind = self.state.apply(update)
+        if kind == "plan":
+            self._print(self.render_plan())
+        elif kind in ("tool_call", "tool_call_update") and update.get("status"):
+            tool = self.state.tools[str(update["toolCallId"])]
+            icon = TOOL_ICONS.get(tool.status, "·")
+            detail = f" — {tool.detail}" if tool.detail else ""
+            self._print(
+                f"[tool] {icon} {tool.title or tool.id} ({tool.kind}): {tool.status}{detail}"
+            )
+        elif kind == "agent_message_chunk":
+            content = update.get("content") or {}
+            if content.get("type") == "text":
+                if not self._message_open:
+                    self.out.write("[agent] ")
+                self.out.write(str(content.get("text", "")))
+                self._message_open = True
+                self.out.flush()
+
+    def render_plan(self) -> str:
+        """The plan as lines: a header with progress, then one line per entry."""
+        done, total = self.state.progress
+        title = f" {self.state.title}" if self.state.title else ""
+        lines = [f"[plan]{title} {done}/{total} done"]
+        if self.state.added:
+            lines[0] += f", {len(self.state.added)} added"
+        if self.state.removed:
+            lines[0] += f", {len(self.state.removed)} removed"
+        for entry in self.state.entries:
+            marker = "▶" if entry.current else " "
+            icon = ICONS.get(entry.status, "·")
+            lines.append(f" {marker}{icon} [{entry.status}] {entry.content}")
+        return "\n".join(lines)
+
+    def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
+        name = tool_call.get("title") or tool_call.get("toolCallId")
+        self._print(f"[permission] {name}: {choice} ({how})")
+
+    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+        tty = _open_tty()
+        if tty is None:
+            return None
+        tty_in, tty_out = tty
+        with tty_in, tty_out:
+            tty_out.write("[permission] the agent asks to run:\n")
+            tty_out.write("\n".join(f"  {line}" for line in tool_summary(tool_call)) + "\n")
+            return read_choice(options, tty_out, tty_in)
+
+    def note(self, text: str) -> None:
+        self._print(text)
+
+    def close(self) -> None:
+        if self._message_open:
+            self.out.write("\n")
+            self._message_open = False
+        self.out.flush()
+
+
+class LiveView:
+    """A rich panel redrawn in place on a terminal (see the module documentation)."""
+
+    def __init__(self, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self.console = console or Console()
+        self.state = PlanState()
+        self.live = Live(self._render(), console=self.console, auto_refresh=False, transient=False)
+        self.live.start()
+        self._message: list[str] = []
+
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        done, total = self.state.progress
+        rows = Table.grid(padding=(0, 1))
+        rows.add_column(width=2)
+        rows.add_column(ratio=1)
+        for entry in self.state.entries:
+            style = STYLES.get(entry.status, "")
+            icon = ICONS.get(entry.status, "·")
+            label = Text(entry.content, style=style)
+            if entry.key in self.state.added:
+                label.append("  (new)", style="cyan")
+            rows.add_row(Text(icon, style=style), label)
+        current = self.state.current
+        header = Text(f"{done}/{total} done", style="bold")
+        if current:
+            header.append(f"   current: {current[0].content}", style="bold")
+        parts: list[Any] = [header, ProgressBar(total=max(total, 1), completed=done), rows]
+        if self.state.removed:
+            parts.append(Text(f"{len(self.state.removed)} task(s) removed", style="dim"))
+        tools = list(self.state.tools.values())[-6:]
+        if tools:
+            grid = Table.grid(padding=(0, 1))
+            for tool in tools:
+                style = {"completed": "green", "failed": "red", "in_progress": "bold"}.get(
+                    tool.status, "dim"
+                )
+                grid.add_row(
+                    Text(TOOL_ICONS.get(tool.status, "·"), style=style),
+                    Text(tool.title or tool.id, style=style),
+                    Text(f"{tool.kind} · {tool.status}", style="dim"),
+                )
+            parts.append(Panel(grid, title="tool calls", title_align="left", border_style="dim"))
+        title = self.state.title or "Plan"
+        return Panel(Group(*parts), title=title, title_align="left", border_style="blue")
+
+    def _refresh(self) -> None:
+        self.live.update(self._render(), refresh=True)
+
+    def _flush_message(self) -> None:
+        if self._message:
+            self.live.console.print("".join(self._message), markup=False, highlight=False)
+            self._message = []
+
+    def update(self, update: dict[str, Any]) -> None:
+        kind = self.state.apply(update)
+        if kind == "agent_message_chunk":
+            content = update.get("content") or {}
+            if content.get("type") == "text":
+                self._message.append(str(content.get("text", "")))
+            return
+        self._flush_message()
+        if kind in ("plan", "tool_call", "tool_call_update"):
+            self._refresh()
+
+    def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
+        self._flush_message()
+        name = tool_call.get("title") or tool_call.get("toolCallId")
+        self.live.console.print(f"[dim]permission[/dim] {name}: {choice} ({how})", highlight=False)
+
+    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+        self._flush_message()
+        self.live.stop()
+        try:
+            tty = _open_tty()
+            if tty is None:
+                return None
+            tty_in, tty_out = tty
+            with tty_in, tty_out:
+                tty_out.write("\n\033[1mThe agent asks permission:\033[0m\n")
+                tty_out.write("\n".join(f"  {line}" for line in tool_summary(tool_call)) + "\n")
+                return read_choice(options, tty_out, tty_in)
+        finally:
+            self.live.start()
+            self._refresh()
+
+    def note(self, text: str) -> None:
+        self._flush_message()
+        self.live.console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        self._flush_message()
+        self._refresh()
+        self.live.stop()
