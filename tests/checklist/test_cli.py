@@ -141,6 +141,9 @@ def test_show_without_a_plan(tmp_path: Path) -> None:
     result = run("checklist", "show", "--store", str(tmp_path / "PLAN.md"))
     assert result.exit_code == 1
     assert "no plan in" in result.output and "plankit checklist init" in result.output
+    shown = run("checklist", "show", "--json", "--store", str(tmp_path / "PLAN.md"))
+    assert shown.exit_code == 1
+    assert json.loads(shown.stdout)["errors"][0]["code"] == "no-plan"
     nxt = run("checklist", "next", "--store", str(tmp_path / "PLAN.md"), "--json")
     assert nxt.exit_code == 0 and nxt.stdout.strip() == "null"
 

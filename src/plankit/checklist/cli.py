@@ -127,14 +127,12 @@ def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown
     """Show the plan with its progress per phase and overall."""
     plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
     if plan is None:
-        if as_json:
-            _echo_json(None)
-        click.echo(
-            f"plankit checklist: no plan in {store} ({cell}); run `plankit checklist init` "
-            "or `plankit checklist create`",
-            err=True,
+        _fail(
+            f"no plan in {store} ({cell}); run `plankit checklist init` or "
+            "`plankit checklist create`",
+            "no-plan",
+            as_json,
         )
-        sys.exit(EXIT_FAILED)
     if as_json:
         _echo_json(plan.to_dict())
     elif markdown:
