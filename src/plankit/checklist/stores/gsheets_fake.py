@@ -92,9 +92,10 @@ def api_error(status: int, message: str) -> dict[str, Any]:
     }
 
 
-def mount(adapter: BaseAdapter) -> requests.Session:
-    """A session whose requests to the Sheets API go to ``adapter``."""
-    session = requests.Session()
+def mount(adapter: BaseAdapter, base: requests.Session | None = None) -> requests.Session:
+    """``base`` (a new session by default) with its Sheets API requests sent to
+    ``adapter``."""
+    session = base if base is not None else requests.Session()
     session.mount(API_ROOT, adapter)
     return session
 
@@ -355,9 +356,11 @@ class RecordingSheetsApi(BaseAdapter):
         self.inner = inner if inner is not None else HTTPAdapter()
         self.exchanges: list[dict[str, Any]] = []
 
-    def session(self) -> requests.Session:
-        """A ``requests.Session`` whose Sheets API requests are recorded."""
-        return mount(self)
+    def session(self, base: requests.Session | None = None) -> requests.Session:
+        """A session whose Sheets API requests are recorded: pass an authorised one
+        (``google.auth.transport.requests.AuthorizedSession(credentials)``) to record
+        the real API."""
+        return mount(self, base)
 
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, **kwargs: Any
