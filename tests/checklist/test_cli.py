@@ -219,3 +219,14 @@ def test_show_lists_real_questions_but_not_template_placeholders(tmp_path: Path)
     )
     run("checklist", "create", "--store", store, "--title", "T", "--goal", "G", "--phase", "P: a")
     assert "Questions for the user" not in run("checklist", "show", "--store", store).output
+
+
+def test_create_with_force_replaces_text_that_is_not_a_plan(tmp_path: Path) -> None:
+    path = tmp_path / "PLAN.md"
+    path.write_text("old notes, not a plan\n", encoding="utf-8")
+    args = ["checklist", "create", "--store", str(path), "--title", "T", "--goal", "G"]
+    refused = run(*args, "--phase", "P: a")
+    assert refused.exit_code == 1 and "does not hold a PLAN.md plan" in refused.output
+    assert path.read_text(encoding="utf-8") == "old notes, not a plan\n"
+    assert run(*args, "--phase", "P: a", "--force").exit_code == 0
+    assert "# Plan: T" in path.read_text(encoding="utf-8")

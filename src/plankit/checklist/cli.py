@@ -283,8 +283,8 @@ def create(
         from plankit.checklist.render import STARTER_PLAN
         from plankit.errors import InputError
 
-        current = m.get_plan()
-        if current is not None and current.raw != STARTER_PLAN and not force:
+        current = None if force else m.get_plan()
+        if current is not None and current.raw != STARTER_PLAN:
             raise InputError(
                 f"{m.cell} already holds the plan {current.title!r}; pass --force to replace it",
                 code="plan-exists",
