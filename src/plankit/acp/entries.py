@@ -329,11 +329,12 @@ def critical_path(tasks: Sequence[FlowTask]) -> set[str]:
 
 
 def _first_line(body: str) -> str:
-    for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text:
-            return _one_line(text)
-    return ""
+    """The first line of text of a task body (a heading only when there is nothing else)."""
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    for line in lines:
+        if not line.startswith("#"):
+            return _one_line(line)
+    return _one_line(lines[0].lstrip("#").strip()) if lines else ""
 
 
 def agentflow_entries(

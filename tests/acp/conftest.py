@@ -1,0 +1,74 @@
+"""Fixtures for the ACP tests: the schema check, scratch projects, and acpx.
+
+acpx (npm) is looked for in ``build/acpx`` (``.ci/run`` installs it there) or on
+PATH; without it, or without node, the acpx tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.acp.kit import ROOT, SchemaCheck
+
+ACPX_VERSION = "0.19.1"
+ACPX_DIR = ROOT / "build" / "acpx"
+
+
+@pytest.fixture(autouse=True)
+def _plankit_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path_factory.mktemp("plankit-home")
+    monkeypatch.setenv("PLANKIT_HOME", str(home))
+    monkeypatch.delenv("TEDDY_SESSION", raising=False)
+
+
+@pytest.fixture(scope="session")
+def schema() -> SchemaCheck:
+    return SchemaCheck()
+
+
+@pytest.fixture
+def check(schema: SchemaCheck) -> SchemaCheck:
+    """A schema check whose problems must be empty at the end of the test."""
+    schema.problems = []
+    yield schema
+    assert schema.problems == []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A scratch project with one module."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n", encoding="utf-8")
+    return root
+
+
+def acpx_command() -> list[str]:
+    """How to run acpx, or a skip with the reason."""
+    node = shutil.which("node")
+    local = ACPX_DIR / "node_modules" / "acpx" / "dist" / "cli.js"
+    if node is not None and local.is_file():
+        return [node, str(local)]
+    found = shutil.which("acpx")
+    if found is not None:
+        return [found]
+    why = "node is not installed" if node is None else f"acpx is not installed in {ACPX_DIR}"
+    pytest.skip(
+        f"{why}: install it with `npm install --prefix build/acpx acpx@{ACPX_VERSION}` "
+        "(.ci/run does)"
+    )
+    raise AssertionError  # pragma: no cover
+
+
+@pytest.fixture
+def acpx(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    """The acpx command and an environment with a scratch HOME."""
+    home = tmp_path / "acpx-home"
+    home.mkdir()
+    return acpx_command(), {**os.environ, "HOME": str(home)}
