@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 
+import bench_checklist
 import bench_context
 import bench_execute
 import bench_parse
@@ -32,6 +33,7 @@ def main(argv: list[str]) -> int:
     results += bench_startup.measure(rounds=20 if quick else 30)
     results += bench_execute.measure(rounds=3 if quick else 7)
     results += bench_context.measure()
+    results += bench_checklist.measure(rounds=10 if quick else 25)
     print(table(results))
     return 0
 
