@@ -85,6 +85,8 @@ class ShownTool:
     """pending, in_progress, completed or failed."""
     detail: str = ""
     """A one-line summary of its content (the diff's file, the command …)."""
+    content: list[dict[str, Any]] = field(default_factory=list)
+    """Its latest content (JSON form)."""
 
 
 @dataclass(slots=True)
@@ -140,11 +142,14 @@ class PlanState:
             tool.kind = str(update["kind"])
         if update.get("status"):
             tool.status = str(update["status"])
+        if update.get("content"):
+            tool.content = list(update["content"])
         for item in update.get("content") or ():
             if item.get("type") == "diff":
                 old, new = item.get("oldText"), str(item.get("newText", ""))
                 what = "new file" if old is None else "edit"
-                tool.detail = f"{what} {item.get('path')} ({new.count(chr(10))} lines)"
+                count = new.count("\n")
+                tool.detail = f"{what} {item.get('path')} ({count} line{'s' * (count != 1)})"
             elif item.get("type") == "terminal":
                 tool.detail = f"terminal {item.get('terminalId')}"
 
@@ -157,6 +162,15 @@ class PlanState:
     def current(self) -> list[ShownEntry]:
         """The entries being worked on."""
         return [e for e in self.entries if e.current]
+
+
+def with_known(state: PlanState, tool_call: dict[str, Any]) -> dict[str, Any]:
+    """A permission request's tool call completed with what its ``tool_call`` said."""
+    known = state.tools.get(str(tool_call.get("toolCallId")))
+    if known is None:
+        return tool_call
+    base = {"title": known.title, "kind": known.kind, "content": known.content}
+    return {**base, **{k: v for k, v in tool_call.items() if v}}
 
 
 def tool_summary(tool_call: dict[str, Any]) -> list[str]:
@@ -182,6 +196,13 @@ def tool_summary(tool_call: dict[str, Any]) -> list[str]:
             if text:
                 lines += [f"  {line}" for line in str(text).splitlines()[:10]]
     return lines
+
+
+def progress_bar(done: int, total: int, width: int = 30) -> str:
+    """``██████░░░░ 60%``."""
+    filled = round(width * done / total) if total else 0
+    percent = done * 100 // total if total else 0
+    return "█" * filled + "░" * (width - filled) + f" {percent}%"
 
 
 class View(Protocol):
@@ -301,7 +322,8 @@ class LineView:
         tty_in, tty_out = tty
         with tty_in, tty_out:
             tty_out.write("[permission] the agent asks to run:\n")
-            tty_out.write("\n".join(f"  {line}" for line in tool_summary(tool_call)) + "\n")
+            lines = tool_summary(with_known(self.state, tool_call))
+            tty_out.write("\n".join(f"  {line}" for line in lines) + "\n")
             return read_choice(options, tty_out, tty_in)
 
     def note(self, text: str) -> None:
@@ -330,7 +352,6 @@ class LiveView:
     def _render(self) -> Any:
         from rich.console import Group
         from rich.panel import Panel
-        from rich.progress_bar import ProgressBar
         from rich.table import Table
         from rich.text import Text
 
@@ -349,7 +370,7 @@ class LiveView:
         header = Text(f"{done}/{total} done", style="bold")
         if current:
             header.append(f"   current: {current[0].content}", style="bold")
-        parts: list[Any] = [header, ProgressBar(total=max(total, 1), completed=done), rows]
+        parts: list[Any] = [header, Text(progress_bar(done, total), style="blue"), rows]
         if self.state.removed:
             parts.append(Text(f"{len(self.state.removed)} task(s) removed", style="dim"))
         tools = list(self.state.tools.values())[-6:]
@@ -402,7 +423,8 @@ class LiveView:
             tty_in, tty_out = tty
             with tty_in, tty_out:
                 tty_out.write("\n\033[1mThe agent asks permission:\033[0m\n")
-                tty_out.write("\n".join(f"  {line}" for line in tool_summary(tool_call)) + "\n")
+                lines = tool_summary(with_known(self.state, tool_call))
+                tty_out.write("\n".join(f"  {line}" for line in lines) + "\n")
                 return read_choice(options, tty_out, tty_in)
         finally:
             self.live.start()
