@@ -281,7 +281,17 @@ def context(session_name: str | None) -> None:
 @click.argument("plan", required=False, type=click.Path(dir_okay=True))
 @click.option("-y", "--yes", is_flag=True, help="Approve every action without asking.")
 @click.option("--session", "session_name", help="The session (default: the current one).")
-def execute(plan: str | None, yes: bool, session_name: str | None) -> None:
+@click.option("--model", help="Re-plan after a validation failure with this model.")
+@click.option("--manual", is_flag=True, help="Re-plan by hand after a validation failure.")
+@click.option("--no-replan", is_flag=True, help="No corrected plan after a validation failure.")
+def execute(
+    plan: str | None,
+    yes: bool,
+    session_name: str | None,
+    model: str | None = None,
+    manual: bool = False,
+    no_replan: bool = False,
+) -> None:
     """Validate, approve and execute a plan, then prepare the next turn.
 
     \b
@@ -289,6 +299,9 @@ def execute(plan: str | None, yes: bool, session_name: str | None) -> None:
     With a PLAN inside .teddy/: that turn (it must be the latest).
     With any other PLAN: stateless mode, against the project root (the directory
     holding .teddy/, or the current directory); the report is printed, not saved.
+    When a session's plan fails validation, the model that wrote it (or --model,
+    TEDDY_MODEL, config.yaml; --manual: by hand) gets the errors and writes a corrected
+    plan in the next turn, at most replan.max_attempts times; nothing else runs.
     """
     from plankit.errors import InputError
     from plankit.teddy.config import load_config
@@ -334,6 +347,8 @@ def execute(plan: str | None, yes: bool, session_name: str | None) -> None:
         click.echo(f"  {where}: {issue.message}", err=True)
     if outcome.next_turn is not None:
         click.echo(f"next turn: {outcome.next_turn.path}", err=True)
+    if turn is not None and outcome.validation and outcome.next_turn and not no_replan:
+        _replan(turn, outcome, model=model, manual=manual, yes=yes)  # section 8.3
     if outcome.interrupted:
         sys.exit(EXIT_INTERRUPTED)
     if outcome.status in (Status.COMPLETED, Status.SKIPPED):
@@ -366,6 +381,311 @@ def acp_command(planner: str | None, verbose: bool) -> None:
     except InputError as exc:
         _fail(str(exc))
     serve(loaded, verbose=verbose)
+
+
+# --- planning: teddy plan / resume / get-prompt ---------------------------------------
+
+if TYPE_CHECKING:
+    from plankit.teddy.config import Config
+    from plankit.teddy.execute import Outcome
+    from plankit.teddy.models import Planner
+    from plankit.teddy.session import Turn
+
+_MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
+_ANSWER_SOURCES = ("auto", "clipboard", "stdin", "editor")
+
+
+def _read_message(turn_name: str, saved: str | None) -> str:
+    """A message typed on the terminal, ending at an empty line."""
+    if not sys.stdin.isatty():
+        _fail("no message: pass -m MESSAGE (there is no terminal to ask on)")
+    hint = " (an empty first line: the turn's message.md)" if saved else ""
+    click.echo(f"Message for turn {turn_name}, ending with an empty line{hint}:", err=True)
+    lines: list[str] = []
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            break
+        lines.append(line.rstrip("\n"))
+    if not lines and saved:
+        return saved
+    if not lines:
+        _fail("no message was given; nothing was planned")
+    return "\n".join(lines) + "\n"
+
+
+def _plan_and_report(
+    turn: Turn,
+    message: str,
+    planner: Planner,
+    config: Config,
+    *,
+    replace_plan: bool = False,
+    as_json: bool = False,
+) -> None:
+    from plankit.errors import InputError
+    from plankit.teddy.models import PlanningCancelled
+    from plankit.teddy.planning import plan_turn
+
+    try:
+        planned = plan_turn(turn, message, planner, config, replace_plan=replace_plan)
+    except PlanningCancelled as exc:
+        _fail(f"planning was cancelled ({exc}); no plan.md was written")
+    except InputError as exc:
+        _fail(str(exc))
+    if as_json:
+        usage = planned.answer.usage
+        _echo_json(
+            {
+                "plan": str(planned.plan_path),
+                "model": planned.answer.model,
+                "input_tokens": usage.input_tokens if usage else None,
+                "output_tokens": usage.output_tokens if usage else None,
+                "parses": planned.plan is not None,
+                "problems": list(planned.problems),
+            }
+        )
+    else:
+        click.echo(planned.plan_path)
+    if planned.unwrapped:
+        click.echo("teddy: text around the plan was dropped (answer.md keeps the answer)", err=True)
+    if planned.repaired:
+        click.echo(f"teddy: {planned.repaired} ambiguous fence(s) repaired", err=True)
+    if planned.plan is None:
+        click.echo(
+            f"teddy: warning: plan.md does not parse ({planned.problems[0]}); "
+            "`teddy execute` will report it and re-plan",
+            err=True,
+        )
+        return
+    kinds = ", ".join(dict.fromkeys(str(a.type) for a in planned.plan.actions))
+    count = len(planned.plan.actions)
+    click.echo(
+        f"teddy: “{planned.plan.title}”: {count} action{'s' * (count != 1)} ({kinds}); "
+        "review it, then `teddy execute`",
+        err=True,
+    )
+
+
+@cli.command("plan")
+@click.option("-m", "--message", help="What this turn should do (default: message.md, or asked).")
+@click.option("--model", help=_MODEL_HELP)
+@click.option("--manual", is_flag=True, help="Plan by hand: the prompt goes to prompt.md.")
+@click.option(
+    "--answer-from",
+    type=click.Choice(_ANSWER_SOURCES),
+    default="auto",
+    show_default=True,
+    help="Manual mode: where the answer is read from.",
+)
+@click.option("--no-copy", is_flag=True, help="Manual mode: leave the clipboard alone.")
+@click.option("--replace", "replace_plan", is_flag=True, help="Plan a turn that has plan.md again.")
+@click.option("--session", "session_name", help="The session (default: the current one).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+def plan_command(
+    message: str | None,
+    model: str | None,
+    manual: bool,
+    answer_from: str,
+    no_copy: bool,
+    replace_plan: bool,
+    session_name: str | None,
+    as_json: bool,
+) -> None:
+    """Plan the current turn with a model and save plan.md (its path is printed).
+
+    \b
+    Rebuilds input.md, sends system_prompt.xml, input.md and the message to the
+    model, drops text around the plan, repairs ambiguous fences, saves plan.md and
+    records the model and its token usage in meta.yaml.
+    The model: --model, else TEDDY_MODEL, else `model:` in .teddy/config.yaml, else
+    llm's default (keys: `llm keys set openai`, or the provider's variable).
+    Manual mode (--manual, or when no model can be used): the prompt is written to
+    prompt.md and copied to the clipboard when there is one; the answer is read from
+    standard input when it is not a terminal, else the clipboard (press Enter once
+    the answer is copied), else $EDITOR, else the terminal (end with Ctrl-D).
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.manual import ManualOptions
+    from plankit.teddy.planning import check_plannable, choose_planner, saved_message
+    from plankit.teddy.session import find_session
+
+    root = _project_root()
+    try:
+        config = load_config(root)
+        turn = find_session(root, session_name).latest()
+        check_plannable(turn, replace_plan)
+        saved = saved_message(turn)
+        text = message if message is not None else saved or _read_message(turn.name, None)
+        planner = choose_planner(
+            model=model,
+            manual=manual,
+            config=config,
+            manual_options=ManualOptions(answer_from, not no_copy),
+        )
+    except InputError as exc:
+        _fail(str(exc))
+    assert planner is not None
+    _plan_and_report(turn, text, planner, config, replace_plan=replace_plan, as_json=as_json)
+
+
+def _replan(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, yes: bool) -> None:
+    """The automated re-plan loop after a validation failure (``teddy execute``)."""
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.models import PlanningCancelled
+    from plankit.teddy.planning import Planned, choose_replanner, replan
+
+    root = turn.session.root
+    try:
+        config = load_config(root)
+        planner = choose_replanner(
+            turn,
+            model=model,
+            manual=manual,
+            config=config,
+            interactive=sys.stdin.isatty() and not yes,
+        )
+    except InputError as exc:
+        _fail(f"no re-plan: {exc}")
+    if planner is None:
+        click.echo(
+            "teddy: no automatic re-plan (the plan was not written by a model, and none is "
+            "set); the next turn's message.md holds the errors: `teddy plan` uses it",
+            err=True,
+        )
+        from plankit.teddy.planning import MESSAGE_FILE, feedback_message
+        from plankit.teddy.validate import describe
+        from plankit.textio import write_text_atomic
+
+        assert outcome.next_turn is not None
+        faulty = turn.plan_path.read_text(encoding="utf-8", errors="replace")
+        message = feedback_message(describe(outcome.validation), faulty)
+        write_text_atomic(outcome.next_turn.file(MESSAGE_FILE), message)
+        return
+    limit = config.replan_max_attempts
+    who = "by hand (manual mode)" if planner.name == "manual" else f"with {planner.name}"
+    click.echo(f"teddy: re-planning {who}, at most {limit} attempts", err=True)
+
+    def planned(done: Planned) -> None:
+        where = f"turn {done.turn.name}"
+        title = f"“{done.plan.title}”" if done.plan else "a plan that does not parse"
+        click.echo(f"teddy: {where}: {title}; validating", err=True)
+
+    try:
+        result = replan(turn, outcome, planner, config, on_planned=planned)
+    except PlanningCancelled as exc:
+        _fail(f"re-planning was cancelled ({exc})")
+    except InputError as exc:
+        _fail(str(exc))
+    if result.valid:
+        click.echo(
+            f"teddy: turn {result.turn.name} has a corrected plan that passes validation: "
+            f"{result.turn.plan_path}\nteddy: review it, then run `teddy execute`",
+            err=True,
+        )
+        return
+    failed = ", ".join(result.failed_turns)
+    click.echo(
+        f"teddy: validation failed again after {result.attempts} automatic re-plan"
+        f"{'s' * (result.attempts != 1)} (turn{'s' * (len(result.failed_turns) != 1)} {failed}); "
+        f"stopping.\nteddy: turn {result.turn.name}'s message.md holds the last errors: write "
+        "its plan.md by hand, or run `teddy plan -m MESSAGE`",
+        err=True,
+    )
+
+
+@cli.command()
+@click.option("-m", "--message", help="The message for the next turn (default: asked).")
+@click.option("-y", "--yes", is_flag=True, help="Approve every action without asking.")
+@click.option("--model", help=_MODEL_HELP)
+@click.option("--manual", is_flag=True, help="Plan by hand (manual mode).")
+@click.option("--no-replan", is_flag=True, help="No corrected plan after a validation failure.")
+@click.option("--session", "session_name", help="The session (default: the current one).")
+@click.pass_context
+def resume(
+    ctx: click.Context,
+    message: str | None,
+    yes: bool,
+    model: str | None,
+    manual: bool,
+    no_replan: bool,
+    session_name: str | None,
+) -> None:
+    """Continue the session with whatever comes next.
+
+    \b
+    The latest turn has plan.md but no report.md: it is executed, as by
+    `teddy execute` (-y, --no-replan, --model and --manual apply).
+    The previous turn is complete: asks for a message (or takes -m), then plans the
+    latest turn, as by `teddy plan`.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.config import load_config
+    from plankit.teddy.planning import choose_planner, saved_message
+    from plankit.teddy.session import find_session
+
+    root = _project_root()
+    try:
+        config = load_config(root)
+        session = find_session(root, session_name)
+        turn = session.latest()
+    except InputError as exc:
+        _fail(str(exc))
+    if turn.plan_path.exists() and not turn.report_path.exists():
+        if message is not None:
+            click.echo(f"teddy: turn {turn.name} already has a plan; -m is not used", err=True)
+        ctx.invoke(
+            execute,
+            plan=None,
+            yes=yes,
+            session_name=session.name,
+            model=model,
+            manual=manual,
+            no_replan=no_replan,
+        )
+        return
+    if turn.report_path.exists():
+        _fail(
+            f"turn {turn.name} was executed but the session has no next turn; "
+            "start a new session with `teddy new NAME`"
+        )
+    saved = saved_message(turn)
+    text = message if message is not None else _read_message(turn.name, saved)
+    try:
+        planner = choose_planner(model=model, manual=manual, config=config)
+    except InputError as exc:
+        _fail(str(exc))
+    assert planner is not None
+    _plan_and_report(turn, text, planner, config)
+
+
+@cli.command("get-prompt")
+@click.argument("agent", required=False)
+@click.option("--list", "list_agents", is_flag=True, help="List the agents that have a prompt.")
+def get_prompt_command(agent: str | None, list_agents: bool) -> None:
+    """Print the system prompt of AGENT (default: the configured default agent).
+
+    A project's .teddy/prompts/<agent>.xml wins over the bundled prompt.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.config import Config, load_config
+    from plankit.teddy.prompts import get_prompt, known_agents
+    from plankit.workspace import find_root
+
+    root = find_root()
+    try:
+        if list_agents:
+            click.echo("\n".join(known_agents(root)))
+            return
+        config = load_config(root) if root is not None else Config()
+        text = get_prompt(agent or config.default_agent, root)
+    except InputError as exc:
+        _fail(str(exc))
+    click.echo(text, nl=not text.endswith("\n"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -48,6 +48,12 @@ class TurnMeta:
     """The turn whose INVOKE started the agent running now (None at top level)."""
     agent: str | None = None
     """The agent whose system prompt this turn uses."""
+    model: str | None = None
+    """The model that wrote ``plan.md`` (``manual`` when pasted by a person)."""
+    input_tokens: int | None = None
+    """Tokens the model read for ``plan.md``, as the provider reported them."""
+    output_tokens: int | None = None
+    """Tokens the model wrote for ``plan.md``, as the provider reported them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,11 +242,26 @@ def read_meta(path: Path, default_id: str) -> TurnMeta:
         value = data.get(key)
         return None if value is None or value == "" else str(value)
 
+    def count(key: str) -> int | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SessionError(
+                f"'{key}' must be a whole number of tokens, not {value!r}",
+                code="bad-meta",
+                path=str(path),
+            )
+        return int(value)
+
     return TurnMeta(
         field("turn_id") or default_id,
         field("parent_turn_id"),
         field("caller_turn_id"),
         field("agent"),
+        field("model"),
+        count("input_tokens"),
+        count("output_tokens"),
     )
 
 
@@ -257,6 +278,18 @@ def write_meta(path: Path, meta: TurnMeta) -> None:
     ]
     if meta.agent is not None:
         lines.append(f"agent: {value(meta.agent)}")
+    if meta.model is not None:
+        import json  # a double-quoted JSON string is a valid YAML scalar, escapes included
+
+        lines.append(f"model: {json.dumps(meta.model, ensure_ascii=False)}")
+    lines += [
+        f"{key}: {number}"
+        for key, number in (
+            ("input_tokens", meta.input_tokens),
+            ("output_tokens", meta.output_tokens),
+        )
+        if number is not None
+    ]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 

@@ -1,0 +1,454 @@
+"""``teddy plan``: from a message to a saved ``plan.md``; and the automated re-plan loop.
+
+Planning a turn (``teddy-session-workflow.md`` section 6, ``teddy plan``):
+
+1. the message is saved as ``message.md`` in the turn, and ``input.md`` is rebuilt
+   (the ``teddy context`` logic);
+2. the planner (a model, or a person in manual mode) gets the turn's
+   ``system_prompt.xml`` as system prompt and ``input.md`` followed by the message as
+   prompt;
+3. the answer is unwrapped (text before the plan's H1, or one fence around the whole
+   plan, is dropped), then the fence sanitizer repairs ambiguous fences;
+4. ``plan.md`` is written atomically (and ``answer.md`` keeps the raw answer when it
+   had to be changed); ``meta.yaml`` records the model and its token usage.
+
+The re-plan loop (section 8.3): when a turn's plan fails validation, ``teddy execute``
+has written its Validation Failed report and prepared the next turn without that
+report in its context.  :func:`replan` then sends the feedback message (the errors and
+the faulty plan verbatim) as the next turn's message, and validates the new plan.  A
+plan that fails again is logged the same way and re-planned, at most
+``replan.max_attempts`` times in a row; then the loop stops and says so.  A plan that
+passes is left for the person to review and execute: nothing is executed here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from plankit.errors import InputError
+from plankit.markdown.fences import fenced
+from plankit.teddy.models import Answer, Planner, PlanRequest, Retry
+from plankit.teddy.session import Turn
+from plankit.textio import write_text_atomic
+
+if TYPE_CHECKING:
+    from plankit.teddy.config import Config
+    from plankit.teddy.execute import Outcome
+    from plankit.teddy.manual import ManualOptions
+    from plankit.teddy.plan import Plan
+    from plankit.teddy.review import Decision
+
+MESSAGE_FILE = "message.md"
+"""The message a turn was planned from (a person's, or the re-plan feedback)."""
+ANSWER_FILE = "answer.md"
+"""The planner's raw answer, kept when unwrapping or the sanitizer changed it."""
+
+FEEDBACK_INTRO = (
+    "The previous plan failed validation. Please review the errors and the original plan, "
+    "then generate a corrected version."
+)
+
+_FENCE_RE = re.compile(r"^ {0,3}(?P<run>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)(?P<rest>[^`]*)$")
+_H1_RE = re.compile(r"^ {0,3}#[ \t]+\S")
+_WRAP_INFOS = frozenset({"", "markdown", "md", "text", "plan", "teddy"})
+
+
+class PlanningError(InputError):
+    """A turn that cannot be planned (already executed, locked, an empty answer …)."""
+
+
+# --- the answer --------------------------------------------------------------------------
+
+
+def _bare_fence(line: str, char: str, length: int) -> bool:
+    stripped = line.strip()
+    return len(stripped) >= length and stripped == char * len(stripped)
+
+
+def _closer(lines: Sequence[str], start: int, char: str, length: int) -> int | None:
+    """The line that closes a fence wrapping the whole plan: the last bare fence of the
+    same length after ``start`` (None when the answer was cut off before it)."""
+    for i in range(len(lines) - 1, start, -1):
+        if lines[i].strip() == char * length:
+            return i
+    return None
+
+
+def unwrap_answer(text: str) -> str:
+    """The plan inside a model's answer.
+
+    Drops what comes before the plan's H1 ("Here is the plan:"), and a fence wrapped
+    around the whole plan (with text after it, if any).  An answer whose H1 cannot be
+    found is returned as it is: validation will say what is wrong with it.  Line endings
+    become ``\\n`` and the result ends with one newline.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    lines = text.split("\n")
+    inside: tuple[str, int, str, int] | None = None  # fence char, length, info, line
+    for i, line in enumerate(lines):
+        fence = _FENCE_RE.match(line)
+        if inside is None:
+            if fence:
+                run = fence.group("run")
+                inside = (run[0], len(run), fence.group("info").lower(), i)
+            elif _H1_RE.match(line):
+                return _tidy(lines[i:])
+            continue
+        char, length, info, opened = inside
+        if fence and _bare_fence(line, char, length):
+            inside = None
+        elif (
+            _H1_RE.match(line)
+            and info in _WRAP_INFOS
+            and not any(ln.strip() for ln in lines[opened + 1 : i])
+        ):
+            end = _closer(lines, i, char, length)
+            return _tidy(lines[i:end])
+    return _tidy(lines)
+
+
+def _tidy(lines: Sequence[str]) -> str:
+    out = list(lines)
+    while out and not out[-1].strip():
+        out.pop()
+    while out and not out[0].strip():
+        out.pop(0)
+    return "\n".join(out) + "\n" if out else ""
+
+
+# --- prompts and messages --------------------------------------------------------------
+
+
+def user_prompt(payload: str, message: str) -> str:
+    """The prompt a planner gets: ``input.md``, then the message under its own heading."""
+    return f"{payload.rstrip()}\n\n---\n\n# User Message\n\n{message.strip()}\n"
+
+
+def feedback_message(errors: Sequence[str], plan_text: str) -> str:
+    """The re-plan message: the validation errors, then the faulty plan verbatim in a fence
+    longer than any backtick run inside it."""
+    out = [FEEDBACK_INTRO, "", "## Validation Errors:"]
+    for error in errors:
+        first, *more = error.splitlines() or [""]
+        out.append(f"- {first}")
+        out += [f"  {line}" if line.strip() else "" for line in more]
+    out += ["", "## Original Faulty Plan:", fenced(plan_text.rstrip("\n"), "markdown")]
+    return "\n".join(out) + "\n"
+
+
+def saved_message(turn: Turn) -> str | None:
+    """The turn's ``message.md`` (None when there is none or it is blank)."""
+    path = turn.file(MESSAGE_FILE)
+    if not path.is_file():
+        return None
+    from plankit.textio import read_text
+
+    text = read_text(path, allow_empty=True).text
+    return text if text.strip() else None
+
+
+# --- planning one turn -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A turn that got its ``plan.md``."""
+
+    turn: Turn
+    """The turn."""
+    answer: Answer
+    """The planner's raw answer, model and usage."""
+    plan: Plan | None
+    """The saved plan, parsed (None when it does not parse)."""
+    problems: tuple[str, ...]
+    """Why it does not parse (``line N: code message``), when it does not."""
+    repaired: int
+    """Fences the sanitizer repaired."""
+    unwrapped: bool
+    """Whether text around the plan (or a wrapping fence) was dropped."""
+
+    @property
+    def plan_path(self) -> Path:
+        """``plan.md``."""
+        return self.turn.plan_path
+
+
+def check_plannable(turn: Turn, replace_plan: bool = False) -> None:
+    """Raise :class:`PlanningError` when ``turn`` cannot get a (new) plan."""
+    if turn.report_path.exists():
+        raise PlanningError(
+            f"turn {turn.name} was already executed (its report.md exists); "
+            "plan the session's next turn instead",
+            code="already-executed",
+        )
+    if turn.plan_path.exists() and not replace_plan:
+        raise PlanningError(
+            f"turn {turn.name} already has a plan.md; execute it (`teddy execute`), "
+            "or pass --replace to plan the turn again",
+            code="plan-exists",
+        )
+    if not turn.prompt_path.is_file():
+        raise PlanningError(
+            f"turn {turn.name} has no system_prompt.xml; copy one in, or "
+            "`teddy get-prompt AGENT > system_prompt.xml`",
+            code="no-prompt",
+        )
+
+
+def plan_turn(
+    turn: Turn,
+    message: str,
+    planner: Planner,
+    config: Config,
+    *,
+    replace_plan: bool = False,
+    fetch: Callable[[str], str] | None = None,
+) -> Planned:
+    """Plan ``turn`` from ``message`` (see the module documentation)."""
+    from filelock import FileLock, Timeout
+
+    if not message.strip():
+        raise PlanningError("the message is empty; say what this turn should do", code="no-message")
+    session = turn.session
+    if turn.number != session.latest().number:
+        raise PlanningError(
+            f"turn {turn.name} is not the session's latest turn ({session.latest().name})",
+            code="not-latest",
+        )
+    lock = FileLock(session.path / ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise PlanningError(
+            f"another teddy command is working on session {session.name}; wait for it to end",
+            code="locked",
+        ) from None
+    try:
+        check_plannable(turn, replace_plan)
+        return _plan_locked(turn, message, planner, config, fetch)
+    finally:
+        lock.release()
+
+
+def _plan_locked(
+    turn: Turn,
+    message: str,
+    planner: Planner,
+    config: Config,
+    fetch: Callable[[str], str] | None,
+) -> Planned:
+    from plankit.teddy.context import build_payload
+    from plankit.teddy.parse import check_plan
+    from plankit.teddy.preprocess import preprocess
+    from plankit.textio import read_text
+
+    root = turn.session.root
+    if saved_message(turn) != message:
+        write_text_atomic(
+            turn.file(MESSAGE_FILE), message if message.endswith("\n") else message + "\n"
+        )
+    payload = build_payload(
+        root,
+        turn.session.path,
+        turn.path,
+        max_file_bytes=config.context_max_file_bytes,
+        fetch=fetch,
+    )
+    write_text_atomic(turn.file("input.md"), payload)
+    system = read_text(turn.prompt_path).text
+    request = PlanRequest(system, user_prompt(payload, message), turn.path, f"turn {turn.name}")
+    answer = planner.answer(request)
+    unwrapped = unwrap_answer(answer.text)
+    if not unwrapped.strip():
+        raise PlanningError(
+            f"{answer.model} gave an empty answer; nothing was saved (run the command again)",
+            code="empty-answer",
+        )
+    repaired = preprocess(unwrapped)
+    text = repaired.text
+    raw = turn.file(ANSWER_FILE)
+    if answer.text != text:
+        write_text_atomic(raw, answer.text)
+    elif raw.exists():
+        raw.unlink()
+    write_text_atomic(turn.plan_path, text)
+    _record(turn, answer)
+    plan, diagnostics = check_plan(text)
+    problems = (
+        tuple(f"line {d.line}: {d.code} {d.message}" for d in diagnostics) if plan is None else ()
+    )
+    return Planned(
+        turn,
+        answer,
+        plan,
+        problems,
+        len(repaired.changes),
+        unwrapped.strip() != answer.text.replace("\r\n", "\n").removeprefix("\ufeff").strip(),
+    )
+
+
+def _record(turn: Turn, answer: Answer) -> None:
+    from plankit.teddy.session import write_meta
+
+    meta = turn.meta()
+    usage = answer.usage
+    write_meta(
+        turn.path / "meta.yaml",
+        replace(
+            meta,
+            model=answer.model,
+            input_tokens=usage.input_tokens if usage else None,
+            output_tokens=usage.output_tokens if usage else None,
+        ),
+    )
+
+
+# --- choosing the planner --------------------------------------------------------------
+
+
+def choose_planner(
+    *,
+    model: str | None,
+    manual: bool,
+    config: Config,
+    manual_options: ManualOptions | None = None,
+    manual_fallback: bool = True,
+    retry: Retry | None = None,
+    stdin: TextIO | None = None,
+    err: TextIO | None = None,
+) -> Planner | None:
+    """The planner to use.
+
+    ``manual`` forces manual mode.  A model named by ``--model``, ``TEDDY_MODEL`` or
+    config.yaml must be usable (else :class:`~plankit.teddy.models.ModelError`).  With
+    none named, llm's default model is used when it is known and has its key; otherwise
+    manual mode, or None when ``manual_fallback`` is false.
+    """
+    from plankit.teddy.manual import ManualPlanner
+    from plankit.teddy.models import ModelError, ModelPlanner, configured_model, load_model
+
+    def by_hand() -> Planner:
+        return ManualPlanner(manual_options, stdin=stdin, err=err)
+
+    if manual:
+        return by_hand()
+    name = configured_model(model, config.model)
+    if name is not None:
+        return ModelPlanner(load_model(name), retry=retry, err=err)
+    try:
+        return ModelPlanner(load_model(None), retry=retry, err=err)
+    except ModelError as exc:
+        if not manual_fallback:
+            return None
+        import sys
+
+        out = err if err is not None else sys.stderr
+        out.write(
+            f"teddy: no model is set (--model, TEDDY_MODEL or `model:` in config.yaml) and "
+            f"llm's default cannot be used ({re.split('[:;]', exc.detail)[0]}): planning by hand\n"
+        )
+        return by_hand()
+
+
+def choose_replanner(
+    failed: Turn,
+    *,
+    model: str | None,
+    manual: bool,
+    config: Config,
+    interactive: bool,
+    retry: Retry | None = None,
+    stdin: TextIO | None = None,
+    err: TextIO | None = None,
+) -> Planner | None:
+    """The planner that corrects ``failed``'s plan, or None when there is none to use.
+
+    ``manual`` forces manual mode; a model named by ``--model``, ``TEDDY_MODEL`` or
+    config.yaml comes next; else the model that wrote the faulty plan (``meta.yaml``).
+    A plan pasted in manual mode is corrected in manual mode when someone is at the
+    terminal (``interactive``).  A plan written straight into ``plan.md`` gets no
+    automatic re-plan: llm's default model is never used implicitly here.
+    """
+    from plankit.teddy.manual import ManualPlanner
+    from plankit.teddy.models import MANUAL, ModelPlanner, configured_model, load_model
+
+    if manual:
+        return ManualPlanner(stdin=stdin, err=err)
+    name = configured_model(model, config.model) or failed.meta().model
+    if name is not None and name != MANUAL:
+        return ModelPlanner(load_model(name), retry=retry, err=err)
+    if name == MANUAL and interactive:
+        return ManualPlanner(stdin=stdin, err=err)
+    return None
+
+
+# --- the re-plan loop --------------------------------------------------------------------
+
+
+class ValidateOnly:
+    """An approver that stops every plan that passed validation before it runs."""
+
+    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
+        """Never approve: the person reviews a re-planned turn themselves."""
+        from plankit.teddy.review import Decision
+
+        return Decision.QUIT
+
+
+@dataclass(frozen=True, slots=True)
+class Replanned:
+    """How the re-plan loop ended."""
+
+    turn: Turn
+    """The last turn it worked on: the one holding the valid plan, or (when it gave up)
+    the turn prepared after the last failure, with the feedback in its message.md."""
+    valid: bool
+    """Whether the last plan passed validation."""
+    attempts: int
+    """Plans generated."""
+    failed_turns: tuple[str, ...]
+    """Turns whose re-generated plan failed validation again."""
+
+
+def replan(
+    failed: Turn,
+    outcome: Outcome,
+    planner: Planner,
+    config: Config,
+    *,
+    max_attempts: int | None = None,
+    fetch: Callable[[str], str] | None = None,
+    on_planned: Callable[[Planned], None] | None = None,
+) -> Replanned:
+    """The automated re-plan loop for ``failed``, whose execution ``outcome`` is a
+    validation failure (see the module documentation)."""
+    from plankit.teddy.execute import execute_turn
+    from plankit.teddy.review import NoReply
+    from plankit.teddy.validate import describe
+
+    if not outcome.validation or outcome.next_turn is None:
+        raise ValueError("replan() needs the outcome of a validation failure in a session")
+    limit = config.replan_max_attempts if max_attempts is None else max_attempts
+    current, issues, target = failed, outcome.validation, outcome.next_turn
+    failed_turns: list[str] = []
+    attempts = 0
+    while True:
+        faulty = current.plan_path.read_text(encoding="utf-8", errors="replace")
+        message = feedback_message(describe(issues), faulty)
+        if attempts >= limit:
+            write_text_atomic(target.file(MESSAGE_FILE), message)
+            return Replanned(target, False, attempts, tuple(failed_turns))
+        planned = plan_turn(target, message, planner, config, fetch=fetch)
+        attempts += 1
+        if on_planned is not None:
+            on_planned(planned)
+        check = execute_turn(target, approver=ValidateOnly(), chat=NoReply(), config=config)
+        if not check.validation:
+            return Replanned(target, True, attempts, tuple(failed_turns))
+        assert check.next_turn is not None
+        failed_turns.append(target.name)
+        current, issues, target = target, check.validation, check.next_turn
