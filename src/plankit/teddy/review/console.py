@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from plankit.teddy.plan import ActionType, Plan
-from plankit.teddy.review import ApprovalUnavailable, Decision
+from plankit.teddy.review import Approval, ApprovalUnavailable, Decision
 
 RULE = "-" * 68
 PROMPT = "Execute this plan? (a)pprove all / (r)eview full plan / (m)odify / (s)kip / (q)uit › "
@@ -71,8 +71,12 @@ class ConsoleApprover:
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         require_tty: bool = True,
+        root: Path | None = None,
     ) -> None:
         self.preview = preview
+        self.root = root
+        """The project root (EDIT previews read files there); the working directory
+        when None."""
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
         self.require_tty = require_tty
@@ -81,7 +85,7 @@ class ConsoleApprover:
         self.stdout.write(text + end)
         self.stdout.flush()
 
-    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
+    def review(self, plan: Plan, plan_file: Path | None) -> Decision | Approval:
         if self.require_tty and not self.stdin.isatty():
             raise ApprovalUnavailable(
                 "standard input is not a terminal, so nobody can approve the plan; "
@@ -104,9 +108,26 @@ class ConsoleApprover:
             if key == "r":
                 self.show(plan_file)
             elif key == "m":
-                self.say("(m)odify needs the interactive checklist, which is not available yet.")
+                approval = self.modify(plan)
+                if approval is not None:
+                    return approval
             else:
                 self.say("Please answer a, r, m, s or q.")
+
+    def modify(self, plan: Plan) -> Approval | None:
+        """Tier 2, the checklist; None when the user goes back to the prompt."""
+        if not (self.stdin.isatty() and self.stdout.isatty()):
+            self.say("(m)odify needs the interactive checklist, which needs a terminal.")
+            return None
+        from plankit.teddy.review.previews import CommandEditor
+        from plankit.teddy.review.tui import run_checklist
+
+        command = preview_command(self.preview)
+        editor = CommandEditor(command) if command else None
+        approval = run_checklist(plan, root=self.root or Path.cwd(), editor=editor)
+        if approval is None:
+            self.say(summary(plan))  # back from the checklist: the prompt again
+        return approval
 
     def show(self, plan_file: Path | None) -> None:
         command = preview_command(self.preview)
@@ -117,7 +138,14 @@ class ConsoleApprover:
             except OSError as exc:
                 self.say(f"(the previewer {command[0]} could not start: {exc.strerror})")
         if plan_file is not None:
-            self.say(plan_file.read_text(encoding="utf-8"))
+            text = plan_file.read_text(encoding="utf-8")
+            if not self.stdout.isatty():
+                self.say(text)
+                return
+            from rich.console import Console  # colourised in a terminal
+            from rich.syntax import Syntax
+
+            Console(file=self.stdout).print(Syntax(text, "markdown", word_wrap=True))
 
 
 class ConsoleChat:
