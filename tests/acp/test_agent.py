@@ -395,3 +395,44 @@ def test_a_second_prompt_while_one_runs_is_refused(project: Path, check: SchemaC
             await first
 
     asyncio.run(main())
+
+
+def test_every_update_we_send_is_a_valid_sdk_model(project: Path, check: SchemaCheck) -> None:
+    """The agent sends its updates as JSON straight to the SDK's connection; they must
+    also be what the SDK's own models accept (and give back unchanged)."""
+    from plankit.acp.turn import update_model
+
+    client = RecordingClient(project, ["reject-once"])
+    run_turns(project, check, client, plan_text(create("a.txt", "a"), execute("true"), chat("ok?")))
+    kinds = {u["sessionUpdate"] for u in client.updates}
+    assert kinds == {
+        "plan",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+        "available_commands_update",
+    }
+    for update in client.updates:
+        model = update_model(update)
+        assert model.model_dump(mode="json", by_alias=True, exclude_none=True) == update
+
+
+def test_the_early_initialize_answer_is_the_sdk_answer() -> None:
+    from acp.schema import InitializeResponse
+
+    from plankit.acp.stdio import answer_initialize, initialize_result
+
+    model = InitializeResponse.model_validate(initialize_result())
+    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == initialize_result()
+    read_fd, write_fd = __import__("os").pipe()
+    line = b'{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true},"terminal":true}}}\n'
+    assert answer_initialize(line, write_fd) == (True, False, True)
+    answer = __import__("json").loads(__import__("os").read(read_fd, 65536))
+    assert answer == {"jsonrpc": "2.0", "id": 7, "result": initialize_result()}
+    assert (
+        answer_initialize(
+            b'{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}\n', write_fd
+        )
+        is None
+    )
+    assert answer_initialize(b"not json\n", write_fd) is None

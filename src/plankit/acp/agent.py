@@ -11,24 +11,19 @@ Until model access lands, a prompt must give the plan (see :mod:`.prompt`); a
 *planner* — any ``(prompt text, turn) → plan Markdown`` callable — can be plugged in
 (``teddy acp --planner module:callable``) to write plans from plain requests.
 
-Only ACP messages go to stdout: the real stdout is kept for the protocol and file
-descriptor 1 is pointed at stderr, so a stray ``print`` (ours or a library's) cannot
-corrupt the stream.  Logs go to stderr.
+:mod:`.stdio` runs it on stdin/stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import secrets
-import sys
-from collections.abc import Callable
-from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from plankit.acp.prompt import FoundPlan, PromptText, commands_update, find_plan, read_prompt
+from plankit.acp.stdio import Planner, client_caps, initialize_result
 from plankit.acp.turn import ClientCaps, SessionState, TurnRun, message_update, send_update
 from plankit.errors import InputError
 
@@ -36,44 +31,14 @@ if TYPE_CHECKING:
     from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
     from plankit.teddy.execute import Outcome
-    from plankit.teddy.session import Turn
 
 log = logging.getLogger("plankit.acp")
 
-Planner = Callable[[str, "Turn"], str]
-"""Writes a turn's plan: (the prompt's text, the turn) → TeDDy plan Markdown."""
-
-AGENT_NAME = "teddy"
-PROTOCOL_VERSION = 1
 NO_PLAN = (
     "TeDDy runs plans. Send a TeDDy plan's Markdown, attach or @-mention a plan file, "
     "or name one (`/execute plan.md`); planning from a plain request needs a model, "
     "which `teddy acp` does not have yet."
 )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("plankit")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0"
-
-
-def load_planner(spec: str) -> Planner:
-    """``module:callable`` → the callable (a one-line error when it cannot be had)."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise InputError(f"--planner must be MODULE:CALLABLE, not '{spec}'", code="bad-planner")
-    try:
-        target = getattr(import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise InputError(f"cannot load planner '{spec}': {exc}", code="bad-planner") from None
-    if not callable(target):
-        raise InputError(f"planner '{spec}' is not callable", code="bad-planner")
-    planner: Planner = target
-    return planner
 
 
 class TeddyAgent:
@@ -98,31 +63,17 @@ class TeddyAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        from acp.schema import (
-            AgentCapabilities,
-            Implementation,
-            InitializeResponse,
-            PromptCapabilities,
-        )
+        from acp.schema import InitializeResponse
 
-        caps = client_capabilities
-        fs = getattr(caps, "fs", None)
-        self.caps = ClientCaps(
-            read=bool(getattr(fs, "read_text_file", False)),
-            write=bool(getattr(fs, "write_text_file", False)),
-            terminal=bool(getattr(caps, "terminal", False)),
-        )
+        params: dict[str, Any] = {"clientCapabilities": {}}
+        if client_capabilities is not None:
+            params["clientCapabilities"] = client_capabilities.model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
+        self.caps = ClientCaps(*client_caps(params))
         name = getattr(client_info, "name", None) or "an unnamed client"
         log.info("initialize from %s (protocol %s): %s", name, protocol_version, self.caps)
-        return InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
-            ),
-            agent_info=Implementation(name=AGENT_NAME, title="TeDDy (plankit)", version=_version()),
-            auth_methods=[],
-        )
+        return InitializeResponse.model_validate(initialize_result())
 
     async def new_session(
         self,
@@ -131,8 +82,9 @@ class TeddyAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        from acp import RequestError
         from acp.schema import NewSessionResponse
+
+        from acp import RequestError
 
         root = Path(cwd)
         if not root.is_absolute() or not root.is_dir():
@@ -163,8 +115,9 @@ class TeddyAgent:
             state.cancel.set()
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
-        from acp import RequestError
         from acp.schema import PromptResponse
+
+        from acp import RequestError
 
         state = self.sessions.get(session_id)
         if state is None:
@@ -403,43 +356,3 @@ def summary(outcome: Outcome, run: TurnRun | None, report: str) -> str:
         if counts.get(status):
             parts.append(f"{counts[status]} {status}")
     return f"{outcome.status}: {', '.join(parts)}. Report: `{report}`"
-
-
-# --- stdio -------------------------------------------------------------------------------
-
-
-async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Streams on stdin and on the real stdout; fd 1 then points at stderr."""
-    loop = asyncio.get_running_loop()
-    protocol_out = os.dup(sys.stdout.fileno())
-    sys.stdout.flush()
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
-    )
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", 0)
-    )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return reader, writer
-
-
-async def _serve(agent: TeddyAgent) -> None:
-    from acp import Agent, run_agent
-
-    reader, writer = await _stdio()
-    try:
-        await run_agent(cast(Agent, agent), writer, reader)
-    finally:
-        agent.shutdown()
-
-
-def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
-    """Run ``teddy acp`` until the client closes stdin."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.INFO if verbose else logging.WARNING,
-        format="teddy acp: %(levelname)s %(message)s",
-    )
-    asyncio.run(_serve(TeddyAgent(planner)))

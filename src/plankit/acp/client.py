@@ -211,10 +211,10 @@ async def run_prompt(
     transcript: Any = None,
 ) -> int:
     """Run one prompt against the agent ``command``; the exit status."""
-    from acp import Client, RequestError, spawn_agent_process, text_block
     from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
-    from plankit.acp.agent import _version
+    from acp import Client, RequestError, spawn_agent_process, text_block
+    from plankit.acp.stdio import version
 
     program = shutil.which(command[0]) or command[0]
     client = PlanClient(view, policy, cwd)
@@ -239,7 +239,7 @@ async def run_prompt(
                     terminal=True,
                 ),
                 client_info=Implementation(
-                    name="plankit", title="plankit acp run", version=_version()
+                    name="plankit", title="plankit acp run", version=version()
                 ),
             )
             if init.protocol_version != 1:

@@ -373,7 +373,7 @@ def acp_command(planner: str | None, verbose: bool) -> None:
     a session created in the client's working directory; actions become tool calls,
     each asking the client's permission.  Only ACP messages go to stdout.
     """
-    from plankit.acp.agent import load_planner, serve
+    from plankit.acp.stdio import load_planner, serve
     from plankit.errors import InputError
 
     try:

@@ -1,0 +1,188 @@
+"""``teddy acp`` on stdio: a fast ``initialize``, a clean stdout, then the SDK.
+
+Importing the ACP SDK costs about a second (its ~300 pydantic models), so this
+module, which imports nothing heavy, starts that import in a thread and meanwhile
+reads the client's first line itself: when it is ``initialize`` it answers at once
+(:func:`initialize_result`, the same answer the agent gives through the SDK) and
+hands the rest of the stream to the SDK once it is loaded.  The client sees the
+agent ready in a fraction of a second; ``session/new`` waits for the import.  Any
+other first line is left to the SDK unchanged.
+
+Only ACP messages go to stdout: the real stdout is kept for the protocol and file
+descriptor 1 is pointed at stderr, so a stray ``print`` (ours, a library's, a
+planner's) cannot corrupt the stream.  Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from plankit.errors import InputError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from plankit.teddy.session import Turn
+
+Planner = Callable[[str, "Turn"], str]
+"""Writes a turn's plan: (the prompt's text, the turn) → TeDDy plan Markdown."""
+
+PROTOCOL_VERSION = 1
+AGENT_NAME = "teddy"
+
+
+def version() -> str:
+    """plankit's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("plankit")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+        return "0"
+
+
+def initialize_result() -> dict[str, Any]:
+    """TeDDy's answer to ``initialize`` (JSON form): protocol 1, no session loading,
+    embedded context in prompts, no authentication."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": False,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+        },
+        "authMethods": [],
+        "agentInfo": {"name": AGENT_NAME, "title": "TeDDy (plankit)", "version": version()},
+    }
+
+
+def client_caps(params: Mapping[str, Any]) -> tuple[bool, bool, bool]:
+    """(fs read, fs write, terminal) from ``initialize`` params (JSON form)."""
+    caps = params.get("clientCapabilities") or {}
+    fs = caps.get("fs") or {} if isinstance(caps, dict) else {}
+    return (
+        bool(isinstance(fs, dict) and fs.get("readTextFile")),
+        bool(isinstance(fs, dict) and fs.get("writeTextFile")),
+        bool(isinstance(caps, dict) and caps.get("terminal")),
+    )
+
+
+def load_planner(spec: str) -> Planner:
+    """``module:callable`` → the callable (a one-line error when it cannot be had)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise InputError(f"--planner must be MODULE:CALLABLE, not '{spec}'", code="bad-planner")
+    try:
+        target = getattr(import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"cannot load planner '{spec}': {exc}", code="bad-planner") from None
+    if not callable(target):
+        raise InputError(f"planner '{spec}' is not callable", code="bad-planner")
+    planner: Planner = target
+    return planner
+
+
+def _read_line(fd: int) -> tuple[bytes | None, bytes]:
+    """The first line of ``fd`` (None at end of input) and whatever came after it."""
+    buffer = b""
+    while b"\n" not in buffer:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return (buffer or None), b""
+        buffer += chunk
+    line, _, rest = buffer.partition(b"\n")
+    return line + b"\n", rest
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def answer_initialize(line: bytes, out: int) -> tuple[bool, bool, bool] | None:
+    """Answer ``line`` on ``out`` when it is an ``initialize`` request; the client's
+    capabilities, or None when it is anything else (left to the SDK)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return None
+    if "id" not in message or not isinstance(message.get("params"), dict):
+        return None
+    answer = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result()}
+    _write_all(out, (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8"))
+    return client_caps(message["params"])
+
+
+def _preload() -> None:
+    import acp.schema
+
+    import acp  # noqa: F401 - the SDK and its models, the slow part
+    import plankit.acp.agent  # noqa: F401
+
+
+async def _streams(
+    protocol_out: int, pending: bytes
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    if pending:
+        reader.feed_data(pending)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", 0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", 0)
+    )
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+async def _run(agent: Any, protocol_out: int, pending: bytes) -> None:
+    from typing import cast
+
+    from acp import Agent, run_agent
+
+    reader, writer = await _streams(protocol_out, pending)
+    try:
+        await run_agent(cast(Agent, agent), writer, reader)
+    finally:
+        agent.shutdown()
+
+
+def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
+    """Run ``teddy acp`` until the client closes stdin."""
+    import asyncio
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO if verbose else logging.WARNING,
+        format="teddy acp: %(levelname)s %(message)s",
+    )
+    sys.stdout.flush()
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)
+    loader = threading.Thread(target=_preload, name="acp-import", daemon=True)
+    loader.start()
+    first, rest = _read_line(0)
+    if first is None:
+        return
+    caps = answer_initialize(first, protocol_out)
+    pending = rest if caps is not None else first + rest
+    loader.join()
+    from plankit.acp.agent import TeddyAgent
+    from plankit.acp.turn import ClientCaps
+
+    agent = TeddyAgent(planner)
+    if caps is not None:
+        agent.caps = ClientCaps(*caps)
+    asyncio.run(_run(agent, protocol_out, pending))
