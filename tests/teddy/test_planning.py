@@ -334,7 +334,15 @@ def test_no_replan_flag_and_hand_written_plans(tmp_path: Path, project: Path) ->
     assert len(script.requests()) == 1
     assert (session / "03" / "message.md").read_text().startswith(FEEDBACK_INTRO)
     # `teddy plan` without -m plans from that message
-    teddy(project, "plan", env=script.env)
+    out = teddy(project, "plan", "--json", env=script.env)
+    assert json.loads(out.stdout) == {
+        "plan": str(session / "03" / "plan.md"),
+        "model": "teddy-scripted",
+        "input_tokens": int(meta(session / "03")["input_tokens"]),
+        "output_tokens": (len(GOOD_EDIT) + 3) // 4,
+        "parses": True,
+        "problems": [],
+    }
     assert script.requests()[1]["prompt"].endswith((session / "03" / "message.md").read_text())
     assert (session / "03" / "plan.md").read_text() == GOOD_EDIT
 

@@ -366,6 +366,9 @@ class ModelPlanner:
                     chunks.append(chunk)
                     status.received(chunk)
                 usage = response.usage()
+            except KeyboardInterrupt:
+                status.clear()
+                raise
             except llm.NeedsKeyException:
                 status.clear()
                 raise ModelError(_key_message(self.model), code="needs-key") from None
