@@ -243,3 +243,23 @@ def test_permission_prompt_reads_a_number_or_a_letter() -> None:
     assert "please answer 1-2" in out.getvalue()
     assert read_choice(options, io.StringIO(), io.StringIO("a\n")) == "allow-once"
     assert read_choice(options, io.StringIO(), io.StringIO("")) is None
+
+
+def test_acp_commands_start_without_the_sdk() -> None:
+    """`plankit acp run --help` and `teddy acp --help` load neither acp nor pydantic."""
+    for argv in ([*PLANKIT, "acp", "run", "--help"], [*TEDDY, "acp", "--help"]):
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", argv[2], *argv[3:]],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr[-500:]
+        assert "Usage:" in result.stdout
+        loaded = {
+            line.rsplit("|", 1)[1].strip().split(".")[0]
+            for line in result.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+        assert not loaded & {"acp", "pydantic", "rich"}, argv
