@@ -304,8 +304,10 @@ def execute(
     plan in the next turn, at most replan.max_attempts times; nothing else runs.
     """
     from plankit.errors import InputError
+    from plankit.teddy.actions import Runtime
     from plankit.teddy.config import load_config
     from plankit.teddy.execute import execute_stateless, execute_turn
+    from plankit.teddy.progress import live_progress
     from plankit.teddy.report import Status
     from plankit.teddy.review import Approver, AutoApprover, ChatResponder
     from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
@@ -313,10 +315,15 @@ def execute(
     from plankit.workspace import find_root
 
     root = find_root() or Path.cwd()
+    progress = live_progress()  # rich on a terminal, plain lines otherwise (stderr)
     try:
         config = load_config(root)
-        approver: Approver = AutoApprover() if yes else ConsoleApprover(config.preview_command)
+        approver: Approver = (
+            AutoApprover() if yes else ConsoleApprover(config.preview_command, root=root)
+        )
+        approver = progress.watch(approver)
         chat: ChatResponder = ShowOnly() if yes else ConsoleChat()
+        runtime = Runtime(root, config, chat, progress=progress)
         turn = None
         if plan is None:
             if not (root / ".teddy").is_dir():
@@ -325,16 +332,21 @@ def execute(
         else:
             turn = plan_turn(root, Path(plan))
         if turn is not None:
-            outcome = execute_turn(turn, approver=approver, chat=chat, config=config)
+            outcome = execute_turn(
+                turn, approver=approver, chat=chat, config=config, runtime=runtime
+            )
         else:
             from plankit.textio import read_text
 
             read_text(plan or "")  # a clear error for a missing or bad file
             outcome = execute_stateless(
-                Path(plan or ""), root, approver=approver, chat=chat, config=config
-            )
+                Path(plan or ""), root, approver=approver, chat=chat, config=config,
+                runtime=runtime,
+            )  # fmt: skip
     except InputError as exc:
         _fail(str(exc))
+    finally:
+        progress.close()
     if outcome.status is None:
         click.echo(f"teddy: {outcome.message}", err=True)
         sys.exit(EXIT_INVALID if outcome.refused else 0)

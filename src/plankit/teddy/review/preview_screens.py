@@ -76,6 +76,7 @@ class PreviewScreen(ModalScreen[Change | None]):
     PreviewScreen .question { text-style: bold; }
     PreviewScreen #error { color: $error; }
     PreviewScreen #view { height: 1fr; border: tall $panel; }
+    PreviewScreen #editor { height: auto; }
     PreviewScreen TextArea { height: 1fr; }
     PreviewScreen Input { width: 100%; }
     """
@@ -146,7 +147,7 @@ class SimpleScreen(PreviewScreen):
         area = self.query_one("#editor", Vertical)
         area.styles.height = "1fr"
         if isinstance(self.current, Execute) and "\n" not in text:
-            field: Input | TextArea = Input(value=text, id="text")
+            field: Input | TextArea = Input(value=text, id="text", select_on_focus=False)
             self.say("hint", "[enter] saves, [escape] cancels")
             area.styles.height = "auto"
         else:
