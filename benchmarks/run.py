@@ -12,6 +12,7 @@ import os
 import platform
 import sys
 
+import bench_acp
 import bench_checklist
 import bench_context
 import bench_execute
@@ -34,6 +35,7 @@ def main(argv: list[str]) -> int:
     results += bench_execute.measure(rounds=3 if quick else 7)
     results += bench_context.measure()
     results += bench_checklist.measure(rounds=10 if quick else 25)
+    results += bench_acp.measure(rounds=5 if quick else 15)
     print(table(results))
     return 0
 
