@@ -67,13 +67,16 @@ class Sleeps:
 
 
 def test_the_scripted_model_is_registered_through_llms_plugin_hook() -> None:
+    # installed, llm loads it from the package's `llm` entry point (named after the
+    # distribution); without that metadata, plankit registers the module itself
+    ours = ("plankit", "plankit.teddy.scripted_model")
     models.register_bundled_plugin()
     names = [p["name"] for p in llm.get_plugins()]
-    assert "plankit.teddy.scripted_model" in names
+    assert len([n for n in names if n in ours]) == 1
     model = llm.get_model("teddy-scripted")
     assert isinstance(model, scripted_model.ScriptedModel)
     models.register_bundled_plugin()  # idempotent
-    assert [p["name"] for p in llm.get_plugins()].count("plankit.teddy.scripted_model") == 1
+    assert len([p["name"] for p in llm.get_plugins() if p["name"] in ours]) == 1
 
 
 def test_scripted_answers_come_in_order_with_usage_and_are_recorded() -> None:
