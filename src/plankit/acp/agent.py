@@ -36,8 +36,9 @@ log = logging.getLogger("plankit.acp")
 
 NO_PLAN = (
     "TeDDy runs plans. Send a TeDDy plan's Markdown, attach or @-mention a plan file, "
-    "or name one (`/execute plan.md`); planning from a plain request needs a model, "
-    "which `teddy acp` does not have yet."
+    "or name one (`/execute plan.md`); planning from a plain request needs a model: "
+    "start `teddy acp --model NAME`, set TEDDY_MODEL, or put `model:` in "
+    ".teddy/config.yaml."
 )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from plankit.acp.stdio import Planner as AcpPlanner
     from plankit.errors import Diagnostic
     from plankit.teddy.plan import Action, Plan
     from plankit.textio import TextFile
@@ -377,8 +378,12 @@ def execute(
     metavar="MODULE:CALLABLE",
     help="Write plans from plain prompts with CALLABLE(prompt_text, turn) -> plan Markdown.",
 )
+@click.option(
+    "--model",
+    help="Plan plain requests with this llm model (default: TEDDY_MODEL or config.yaml).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log each request on standard error.")
-def acp_command(planner: str | None, verbose: bool) -> None:
+def acp_command(planner: str | None, model: str | None, verbose: bool) -> None:
     """Serve TeDDy as an Agent Client Protocol agent on stdin/stdout.
 
     For ACP clients (Zed, acpx, `plankit acp run` …): each prompt is one TeDDy turn in
@@ -389,7 +394,16 @@ def acp_command(planner: str | None, verbose: bool) -> None:
     from plankit.errors import InputError
 
     try:
-        loaded = load_planner(planner) if planner else None
+        loaded: AcpPlanner | None = load_planner(planner) if planner else None
+        if loaded is None:
+            from plankit.teddy.config import load_config
+            from plankit.teddy.models import configured_model
+            from plankit.teddy.planning import TurnPlanner
+            from plankit.workspace import find_root
+
+            root = find_root() or Path.cwd()
+            if configured_model(model, load_config(root).model) is not None:
+                loaded = TurnPlanner(model)
     except InputError as exc:
         _fail(str(exc))
     serve(loaded, verbose=verbose)
