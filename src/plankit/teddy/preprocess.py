@@ -3,31 +3,70 @@
 Models often wrap content that contains fences in a fence no longer than the inner
 ones (a CREATE of a Markdown file with code blocks, a FIND that contains three
 backticks), so CommonMark closes the outer block early.  The sanitizer reads the
-plan's structure to find where each block really ends and lengthens its fences:
+plan's structure to find where each block really ends and lengthens its fences.
+
+It never loops over lines: one regular expression finds the *event* lines (fence
+lines, headings that name an action or a section, ``FIND:``/``REPLACE:`` labels), and
+the walk jumps from a block's opening fence straight to its CommonMark closing fence.
+Each block is judged by where it opens: in a *structured* place (the Rationale, the
+Memos, a CREATE, EDIT, EXECUTE or RESEARCH) or in free Markdown (a CHAT_WITH_USER,
+INVOKE or CONCLUDE message, and anywhere else).
 
 1. A plan that parses without any problem is returned byte for byte unchanged.
-2. Each fenced block that opens at plan level in a structured place (the Rationale,
-   the Memos, a CREATE, EDIT, EXECUTE or RESEARCH) keeps its CommonMark end when what
-   follows that end fits the plan (blank lines, then the next action or section, a
-   FIND/REPLACE label in an EDIT, the next query in a RESEARCH, or the end).
-3. Otherwise the real end is searched for: inner blocks are tracked as a stack
-   (a fence line with an info string opens one, a bare fence closes it), and the end
-   is the last bare fence at depth 0 that is followed, after blank lines only, by the
-   next action or section heading (or a label in an EDIT, or the end of the text).
-   Both fences of the block are then made longer than any run inside it.
-4. A block that never closes gets a closing fence before the next action or section
-   heading at depth 0, or at the end of the text.
+2. A block is left alone when its fence follows the dynamic fencing rule (no run of
+   its fence character inside is as long as the fence: one substring search) and, in
+   a structured place, what comes after it *fits the plan*: after blank lines only,
+   the end of the text, a section that comes later in the plan, an action heading in
+   the Action Plan whose content fits its action (a fenced block first for CREATE,
+   EXECUTE and RESEARCH; no fenced block for READ and PRUNE; ``FIND:`` and then,
+   outside fenced blocks, ``REPLACE:`` for EDIT), a label in an EDIT, or the next
+   query block in a RESEARCH.
+3. Any other block is read again with its nesting.  Inside it, a fence line with an
+   info string, or a bare fence of the other character, opens an inner block; inside
+   an inner block only fences of its character and at least its length count (bare
+   ones close it, others open a block nested in it, as models write them), anything
+   else is its content, as in CommonMark.  A bare fence of the block's own character
+   outside inner blocks is a *candidate* end.  The end is:
+
+   - in a structured place, CommonMark's end when it fits the plan (even if it closes
+     an inner block), else the first candidate that fits the plan;
+   - in free Markdown, the first candidate at least as long as the opening fence.
+
+   The reading stops at the first heading outside inner blocks that may come next
+   (as above) and whose content fits.  Without an end before it, the block keeps
+   CommonMark's end when that comes first and is outside inner blocks (in free
+   Markdown: when it comes first), or else ends at its first candidate; with no
+   candidate either, it never closed.
+
+   A block with a new end has its fences made one longer than the longest run of the
+   fence character inside it (a closing fence already long enough stays).  A block
+   that never closed gets a closing fence after its last non-blank line before that
+   heading (or the end of the text), and its opening fence is lengthened the same way.
+   When a later block in the same stretch is found never to close, the earlier block
+   that kept a fallback end takes the whole stretch instead: that is what a second
+   pass would do, as the inserted fence fits the plan.
 
 Only fence runs are lengthened and closing fences inserted: every other byte,
-including CRLF line endings, stays as it was.  The result is idempotent.
+including CRLF line endings and a UTF-8 byte-order mark, stays as it was.  A repaired
+block follows the dynamic fencing rule and is followed by what fits the plan, so a
+second pass leaves it alone: the result is idempotent.  Each repair is reported as a
+:class:`Change` with its line.
+
+Cost: the walk is linear in the text and, on a clean plan, touches only the lines
+between blocks; the nested reading of a broken block scans its events once.  The events
+scanned beyond the walk are counted against a budget proportional to the text's lines,
+so even adversarial text stays linear: text that would need more (only deliberately
+pathological text does) is returned unchanged, which also keeps the result idempotent.
+A plan with repairs is also parsed once, for rule 1.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
-from plankit.markdown.fences import longest_run
 from plankit.teddy.parse import action_type_of, check_plan, is_edit_label, section_of
 from plankit.teddy.plan import ActionType
 
@@ -37,7 +76,8 @@ class Change:
     """One repair, reported on stderr by ``teddy preprocess``."""
 
     line: int
-    """1-based line in the input."""
+    """1-based line in the input: the fence that was lengthened, or the opening fence of
+    a block that never closed."""
     message: str
     """What was done there."""
 
@@ -57,14 +97,35 @@ class Preprocessed:
         return bool(self.changes)
 
 
+# An event line.  Headings are only events when their text starts with a word that can
+# name an action, a section or a label (the classification below decides), so the
+# headings of Markdown content ("## Install") cost nothing.
 _EVENT_RE = re.compile(
     r"^(?:(?P<indent> {0,3})(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)"
-    r"|(?P<hashes>#{1,6})[ \t]+(?P<title>[^\r\n]*)"
-    r"|(?P<label>[ \t]*[`*_]*(?i:find|replace)[`*_]*:?[`*_]*[ \t]*))\r?$",
+    r"|(?P<hashes>#{1,6})[ \t]+(?P<title>[`*_ \t]*"
+    r"(?i:create|read|edit|execute|research|chat|invoke|conclude|prune"
+    r"|rationale|memos|action|find|replace)[^\r\n]*)"
+    r"|(?P<label>[`*_ \t]*(?P<word>(?i:find|replace))[`*_ \t]*:?[`*_ \t]*))\r?$",
     re.MULTILINE,
 )
+_BLANK_LINES_RE = re.compile(r"(?:[ \t]*\r?\n)*")
+_REST_BLANK_RE = re.compile(r"\s*\Z")
 
-_FENCED_CONTEXTS = frozenset(
+
+@lru_cache(maxsize=64)
+def _closer_re(char: str, length: int) -> re.Pattern[str]:
+    return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}[ \t]*\r?$", re.MULTILINE)
+
+
+@lru_cache(maxsize=64)
+def _runs_re(char: str, length: int) -> re.Pattern[str]:
+    return re.compile(rf"{re.escape(char)}{{{length},}}")
+
+
+_FENCE, _ACTION, _SECTION, _LABEL = range(4)
+_RANK = {"Rationale": 1, "Memos": 2, "Action Plan": 3}
+"""Sections in plan order; the header before them has rank 0."""
+_STRUCTURED = frozenset(
     {
         "Rationale",
         "Memos",
@@ -74,201 +135,403 @@ _FENCED_CONTEXTS = frozenset(
         ActionType.RESEARCH,
     }
 )
+_FREE_ACTIONS = frozenset({ActionType.CHAT_WITH_USER, ActionType.INVOKE, ActionType.CONCLUDE})
+_ONE_BLOCK_ACTIONS = frozenset({ActionType.CREATE, ActionType.EXECUTE, ActionType.RESEARCH})
 
 
 @dataclass(slots=True)
 class _Event:
-    line: int  # 0-based
+    kind: int  # _FENCE, _ACTION, _SECTION or _LABEL
     start: int  # offset of the line
-    end: int  # offset of the end of the line's text (before \r\n)
-    kind: str  # "fence" | "action" | "section" | "label" | "heading"
-    char: str = ""
-    length: int = 0
-    bare: bool = False
-    run_start: int = 0
-    name: str = ""
+    end: int  # offset of the end of the line's text (before \r\n or \n)
+    nxt: int  # offset of the next line (len(text) on the last line)
+    name: str = ""  # action type, section name, or FIND/REPLACE
+    char: str = ""  # fence character
+    length: int = 0  # fence run length
+    bare: bool = False  # a fence line with nothing after the run
+    run_start: int = 0  # offset of the fence run
 
 
-def _events(text: str) -> list[_Event]:
-    events: list[_Event] = []
-    line = 0
-    pos = 0
-    count = text.count
-    for m in _EVENT_RE.finditer(text):
-        line += count("\n", pos, m.start())
-        pos = m.start()
-        end = m.end()
-        if end > m.start() and text[end - 1] == "\r":
-            end -= 1
-        run = m.group("run")
-        if run is not None:
-            rest = m.group("rest")
-            if run[0] == "`" and "`" in rest:
-                continue  # not a fence line in CommonMark
-            events.append(
-                _Event(line, pos, end, "fence", run[0], len(run), not rest.strip(), m.start("run"))
-            )
-        elif m.group("hashes") is not None:
-            level = len(m.group("hashes"))
-            title = m.group("title").strip().rstrip("#").strip()
-            if level == 3 and action_type_of(title) is not None:
-                events.append(_Event(line, pos, end, "action", name=str(action_type_of(title))))
-            elif level <= 2 and section_of(title) is not None:
-                events.append(_Event(line, pos, end, "section", name=section_of(title) or ""))
-            elif is_edit_label(title):
-                events.append(_Event(line, pos, end, "label"))
+@lru_cache(maxsize=512)
+def _heading(level: int, title: str) -> tuple[int, str] | None:
+    """What a heading is to the sanitizer: (kind, name), or None when it is not an event."""
+    title = title.strip()
+    stripped = title.rstrip("#")
+    if stripped != title and (not stripped or stripped[-1] in " \t"):
+        title = stripped.strip()  # a closing sequence of #
+    if level == 3:
+        action = action_type_of(title)
+        if action is not None:
+            return _ACTION, str(action)
+    if level <= 2:
+        section = section_of(title)
+        if section is not None:
+            return _SECTION, section
+    if is_edit_label(title):
+        return _LABEL, "FIND" if "find" in title.lower() else "REPLACE"
+    return None
+
+
+def _event(text: str, m: re.Match[str]) -> _Event | None:
+    """The event on the line ``m`` matched, or None when the line is not one."""
+    start = m.start()
+    end = m.end()
+    nxt = end + 1 if end < len(text) else end
+    if end > start and text[end - 1] == "\r":
+        end -= 1
+    run, rest, hashes, title, word = m.group("run", "rest", "hashes", "title", "word")
+    if run is not None:
+        if run[0] == "`" and "`" in rest:
+            return None  # not a fence line in CommonMark
+        return _Event(
+            _FENCE, start, end, nxt, "", run[0], len(run), not rest.strip(), m.start("run")
+        )
+    if word is not None:
+        return _Event(_LABEL, start, end, nxt, word.upper())
+    kind = _heading(len(hashes), title)
+    if kind is None:
+        return None
+    return _Event(kind[0], start, end, nxt, kind[1])
+
+
+def _nest(stack: list[tuple[str, int]], fence: _Event, outer: str) -> bool:
+    """Track the inner blocks of a block fenced with ``outer`` (rule 3) on ``stack``.
+
+    Returns False for a bare ``outer`` fence outside inner blocks (a candidate end of
+    the outer block), True for any other fence: one that opens or closes an inner
+    block, or is content of one.  Inside an inner block only fences of its character
+    and at least its length count (bare, they close it; with an info string, they open
+    a block nested in it, as models write them); any other is content, as in CommonMark.
+    """
+    if stack:
+        char, length = stack[-1]
+        if fence.char != char or fence.length < length:
+            return True
+        if fence.bare:
+            stack.pop()
         else:
-            events.append(_Event(line, pos, end, "label"))
-    return events
+            stack.append((fence.char, fence.length))
+        return True
+    if fence.bare and fence.char == outer:
+        return False
+    stack.append((fence.char, fence.length))
+    return True
+
+
+class _OutOfBudget(Exception):
+    """The text makes the nested readings scan too much: it is left as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A block that kept a fallback end (see :meth:`_Sanitizer.defer`)."""
+
+    opener: _Event
+    structured: bool
+    limit: int  # where its reading stopped
+    edits: int  # how many edits and notes there were before it
+    notes: int
+
+
+@dataclass(slots=True)
+class _Place:
+    """Where a block opens: the section or action it is in, and the plan's position."""
+
+    context: str  # "header", a section name, or an action type
+    rank: int  # rank of the current section (0 in the header)
+
+    @property
+    def structured(self) -> bool:
+        return self.context in _STRUCTURED
 
 
 class _Sanitizer:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.events = _events(text)
         self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
-        self.changes: list[Change] = []
+        self.notes: list[tuple[int, str, tuple[int, ...]]] = []  # (offset, message, offsets)
+        self.budget = 2 * text.count("\n") + 10_000  # events scanned beyond the walk
+        self.first: dict[int, _Event | None] = {}  # offset -> the first event from there
+        self.fitting: dict[int, bool] = {}  # offset of an action heading -> fits_under
+        self.pending: _Pending | None = None
 
-    def blank(self, start: int, end: int | None = None) -> bool:
-        return not self.text[start:end].strip()
+    # --- events ------------------------------------------------------------------------
 
-    def boundary(self, ev: _Event, context: str) -> bool:
-        return ev.kind in ("action", "section") or (
-            ev.kind == "label" and context == ActionType.EDIT
-        )
+    def spend(self) -> None:
+        """Count one event scanned beyond the walk; give up when there were too many."""
+        self.budget -= 1
+        if self.budget < 0:
+            raise _OutOfBudget
 
-    def follows_ok(self, k: int, context: str) -> bool:
-        """Whether what comes after the fence event ``k`` fits the plan's structure."""
-        events = self.events
-        close = events[k]
-        if k + 1 == len(events):
-            return self.blank(close.end)
-        nxt = events[k + 1]
-        if not self.blank(close.end, nxt.start):
-            return False
-        if self.boundary(nxt, context):
+    def events(self, pos: int) -> Iterator[_Event]:
+        """The events from offset ``pos`` on."""
+        text, known = self.text, self.first
+        for m in _EVENT_RE.finditer(text, pos):
+            ev = known.get(m.start())
+            if ev is None or ev.start != m.start():
+                ev = _event(text, m)
+            if ev is not None:
+                yield ev
+
+    def first_event(self, pos: int) -> _Event | None:
+        """The first event at or after offset ``pos`` (remembered: the walk, ``follows``
+        and ``fits_under`` ask for the same ones)."""
+        try:
+            return self.first[pos]
+        except KeyError:
+            pass
+        text = self.text
+        ev: _Event | None = None
+        m = _EVENT_RE.search(text, pos)
+        while m is not None:
+            ev = _event(text, m)
+            if ev is not None:
+                break
+            m = _EVENT_RE.search(text, m.end() + 1)
+        self.first[pos] = ev
+        return ev
+
+    # --- what may follow a block ---------------------------------------------------------
+
+    def boundary(self, ev: _Event, place: _Place) -> bool:
+        """Whether ``ev`` may start what comes after a block opened at ``place``."""
+        if ev.kind == _ACTION:
+            return place.rank == 3
+        if ev.kind == _SECTION:
+            return _RANK[ev.name] > place.rank
+        return ev.kind == _LABEL and place.context == ActionType.EDIT
+
+    def fits_under(self, head: _Event) -> bool:
+        """Whether what is under an action heading fits that action."""
+        if head.kind != _ACTION or head.name in _FREE_ACTIONS:
             return True
-        return nxt.kind == "fence" and context == ActionType.RESEARCH and not nxt.bare
+        fits = self.fitting.get(head.start)
+        if fits is None:
+            fits = self.fitting[head.start] = self._fits_under(head)
+        return fits
+
+    def _fits_under(self, head: _Event) -> bool:
+        first = self.first_event(head.nxt)
+        if head.name in _ONE_BLOCK_ACTIONS:
+            return first is not None and first.kind == _FENCE
+        if first is None:
+            return head.name != ActionType.EDIT
+        events = self.events(first.nxt)
+        if head.name == ActionType.EDIT:
+            if first.kind != _LABEL or first.name != "FIND":
+                return False
+            # a REPLACE: label outside fenced blocks, before the next action or section
+            stack: list[tuple[str, int]] = []
+            for ev in events:
+                self.spend()
+                if ev.kind == _FENCE:
+                    _nest(stack, ev, "")
+                elif stack:
+                    continue
+                elif ev.kind == _LABEL and ev.name == "REPLACE":
+                    return True
+                elif ev.kind in (_ACTION, _SECTION):
+                    return False
+            return False
+        # READ and PRUNE: no fenced block before the next action or section
+        item: _Event | None = first
+        while item is not None and item.kind not in (_ACTION, _SECTION):
+            if item.kind == _FENCE:
+                return False
+            item = next(events, None)
+        return True
+
+    def follows(self, after: int, place: _Place) -> bool:
+        """Whether what comes from offset ``after`` (the line after a closing fence) on
+        fits the plan's structure."""
+        text = self.text
+        blank = _BLANK_LINES_RE.match(text, after)
+        pos = blank.end() if blank is not None else after
+        if _REST_BLANK_RE.match(text, pos):
+            return True
+        ev = self.first_event(after)
+        if ev is None or ev.start != pos:
+            return False  # text that is not an event comes first
+        if ev.kind == _FENCE:
+            return place.context == ActionType.RESEARCH
+        return self.boundary(ev, place) and self.fits_under(ev)
+
+    # --- the walk ------------------------------------------------------------------------
 
     def run(self) -> None:
-        events = self.events
-        context = "header"
-        k = 0
-        while k < len(events):
-            ev = events[k]
-            if ev.kind == "action" or ev.kind == "section":
-                context = ev.name
-                k += 1
-                continue
-            if ev.kind != "fence":
-                k += 1
-                continue
-            k = self.block(k, context)
-
-    def cm_close(self, k: int) -> int | None:
-        opener = self.events[k]
-        for j in range(k + 1, len(self.events)):
-            ev = self.events[j]
-            if (
-                ev.kind == "fence"
-                and ev.bare
-                and ev.char == opener.char
-                and ev.length >= opener.length
-            ):
-                return j
-        return None
-
-    def block(self, k: int, context: str) -> int:
-        """Handle the block opened at event ``k``; return the index after its end."""
-        j = self.cm_close(k)
-        structured = context in _FENCED_CONTEXTS
-        if j is not None and (not structured or self.follows_ok(j, context)):
-            return j + 1
-        end, first_boundary = self.search(k, context)
-        if end is not None:
-            if end != j:
-                self.lengthen(k, end)
-            return end + 1
-        if j is not None:
-            return j + 1  # a plausible end; what follows is for the parser to report
-        self.insert_close(k, first_boundary)
-        return first_boundary if first_boundary is not None else len(self.events)
-
-    def search(self, k: int, context: str) -> tuple[int | None, int | None]:
-        events = self.events
-        opener = events[k]
-        stack: list[tuple[str, int]] = []
-        last: int | None = None  # last bare fence of the block's char at depth 0
-        first_boundary: int | None = None
-        for j in range(k + 1, len(events)):
-            ev = events[j]
-            if ev.kind == "fence":
-                if not ev.bare:
-                    stack.append((ev.char, ev.length))
-                elif stack and stack[-1][0] == ev.char and ev.length >= stack[-1][1]:
-                    stack.pop()
-                elif not stack and ev.char == opener.char:
-                    last = j
-                continue
-            if stack or not self.boundary(ev, context):
-                continue
-            if last is not None and self.blank(events[last].end, ev.start):
-                return last, first_boundary
-            if first_boundary is None:
-                first_boundary = j
-        if last is not None and self.blank(events[last].end):
-            return last, first_boundary
-        return None, first_boundary
-
-    def content_run(self, k: int, stop: int) -> int:
-        opener = self.events[k]
-        return longest_run(self.text[opener.end : stop], opener.char)
-
-    def lengthen(self, k: int, end: int) -> None:
-        opener, closer = self.events[k], self.events[end]
-        length = max(opener.length, self.content_run(k, closer.start) + 1)
-        fence = opener.char * length
-        if length != opener.length:
-            self.edits.append((opener.run_start, opener.run_start + opener.length, fence))
-            self.changes.append(
-                Change(
-                    opener.line + 1,
-                    f"lengthened the opening fence from {opener.length} to {length} "
-                    f"(the block ends at line {closer.line + 1})",
-                )
-            )
-        if length != closer.length:
-            self.edits.append((closer.run_start, closer.run_start + closer.length, fence))
-            self.changes.append(
-                Change(
-                    closer.line + 1,
-                    f"lengthened the closing fence from {closer.length} to {length} "
-                    f"(the block opens at line {opener.line + 1})",
-                )
-            )
-
-    def insert_close(self, k: int, before: int | None) -> None:
         text = self.text
-        opener = self.events[k]
-        limit = self.events[before].start if before is not None else len(text)
-        stop = len(text[:limit].rstrip())
-        if stop <= opener.end:
-            stop = opener.end
-        length = max(opener.length, self.content_run(k, stop) + 1)
+        place = _Place("header", 0)
+        pos = 0
+        while True:
+            ev = self.first_event(pos)
+            if ev is None:
+                return
+            if ev.kind == _ACTION:
+                place = _Place(ev.name, place.rank)
+                pos = ev.nxt
+            elif ev.kind == _SECTION:
+                place = _Place(ev.name, _RANK[ev.name])
+                pos = ev.nxt
+            elif ev.kind == _FENCE:
+                pos = self.block(ev, place)
+            else:
+                pos = ev.nxt
+            if self.pending is not None and pos >= self.pending.limit:
+                self.pending = None
+            if pos >= len(text):
+                return
+
+    def block(self, opener: _Event, place: _Place) -> int:
+        """Handle the block that ``opener`` opens; return the offset to go on from."""
+        text = self.text
+        m = _closer_re(opener.char, opener.length).search(text, opener.nxt)
+        if m is None:
+            return self.nested(opener, place, -1)
+        if text.find(opener.char * opener.length, opener.nxt, m.start()) < 0 and (
+            not place.structured or self.follows(m.end() + 1, place)
+        ):
+            return m.end() + 1  # it follows the fencing rule, and the plan goes on after it
+        return self.nested(opener, place, m.start())
+
+    def nested(self, opener: _Event, place: _Place, cm_start: int) -> int:
+        """Read a block with its nesting (rule 3); ``cm_start`` is CommonMark's end."""
+        structured = place.structured
+        stack: list[tuple[str, int]] = []
+        candidate: _Event | None = None  # first candidate end that did not fit
+        cm_outside = False  # whether CommonMark's end is outside inner blocks
+        cm_event: _Event | None = None
+        end: _Event | None = None
+        stop: _Event | None = None
+        for ev in self.events(opener.nxt):
+            self.spend()
+            if ev.kind != _FENCE:
+                if not stack and self.boundary(ev, place) and self.fits_under(ev):
+                    stop = ev
+                    break
+                continue
+            is_cm = ev.start == cm_start
+            if is_cm:
+                cm_event = ev
+                if structured and self.follows(ev.nxt, place):
+                    return ev.nxt  # CommonMark's end fits the plan: keep it
+            if _nest(stack, ev, opener.char):
+                continue
+            if not structured:
+                if ev.length >= opener.length:
+                    end = ev
+                    break
+            elif self.follows(ev.nxt, place):
+                end = ev
+                break
+            else:
+                cm_outside = cm_outside or is_cm
+                if candidate is None:
+                    candidate = ev
+        if end is not None:
+            if end.start != cm_start:
+                self.lengthen(opener, end)
+            return end.nxt
+        limit = stop.start if stop is not None else len(self.text)
+        if cm_event is not None and cm_event.start < limit and (cm_outside or not structured):
+            self.defer(opener, place, limit, stack)
+            return cm_event.nxt  # a plausible end; what follows is for the parser to report
+        if candidate is not None:
+            self.defer(opener, place, limit, stack)
+            self.lengthen(opener, candidate)
+            return candidate.nxt
+        self.close(opener, limit)
+        return limit
+
+    def defer(
+        self, opener: _Event, place: _Place, limit: int, stack: list[tuple[str, int]]
+    ) -> None:
+        """Remember a block that ends short of ``limit`` only for want of a better end.
+
+        Should a block after it, before ``limit``, be closed at ``limit`` by an inserted
+        fence, that fence would be the better end (a second pass would take it, as it
+        fits the plan), so the block is closed there instead (see :meth:`close`).
+        """
+        if not stack and (self.pending is None or self.pending.limit != limit):
+            self.pending = _Pending(
+                opener, place.structured, limit, len(self.edits), len(self.notes)
+            )
+
+    # --- repairs -------------------------------------------------------------------------
+
+    def fence_length(self, opener: _Event, stop: int) -> int:
+        """One more than the longest run of the fence character between the opening
+        fence and ``stop``, and at least the opening fence's length."""
+        runs = _runs_re(opener.char, opener.length).finditer(self.text, opener.nxt, stop)
+        return max((m.end() - m.start() + 1 for m in runs), default=opener.length)
+
+    def set_run(self, ev: _Event, length: int) -> None:
+        self.edits.append((ev.run_start, ev.run_start + ev.length, ev.char * length))
+
+    def lengthen(self, opener: _Event, closer: _Event) -> None:
+        """Make ``opener`` … ``closer`` one block: both fences longer than any run inside."""
+        length = self.fence_length(opener, closer.start)
         if length != opener.length:
-            self.edits.append(
-                (opener.run_start, opener.run_start + opener.length, opener.char * length)
+            self.set_run(opener, length)
+            self.notes.append(
+                (
+                    opener.start,
+                    f"lengthened the opening fence from {opener.length} to {length} "
+                    "(the block ends at line {0})",
+                    (closer.start,),
+                )
             )
-        newline = "\r\n" if text[opener.end : opener.end + 2] == "\r\n" else "\n"
-        self.edits.append((stop, stop, newline + opener.char * length))
-        closing_line = text.count("\n", 0, stop) + 2
-        self.changes.append(
-            Change(
-                opener.line + 1,
-                f"closed the fenced block opened here (it never closed): inserted "
-                f"{opener.char * length} as line {closing_line}",
+        if length > closer.length:  # a longer closing fence closes the block as it is
+            self.set_run(closer, length)
+            self.notes.append(
+                (
+                    closer.start,
+                    f"lengthened the closing fence from {closer.length} to {length} "
+                    "(the block opens at line {0})",
+                    (opener.start,),
+                )
             )
+
+    def close(self, opener: _Event, limit: int) -> None:
+        """Insert a closing fence after the block's last non-blank line before ``limit``."""
+        text = self.text
+        last = limit
+        while last > opener.end and text[last - 1] in " \t\r\n":
+            last -= 1
+        if last <= opener.end:
+            eol = opener.end
+        else:
+            eol = text.find("\n", last)
+            if eol < 0:
+                eol = len(text)
+            elif text[eol - 1] == "\r":
+                eol -= 1
+        length = self.fence_length(opener, eol)
+        fence = opener.char * length
+        earlier = self.pending
+        if (
+            earlier is not None
+            and earlier.limit == limit
+            and earlier.opener is not opener
+            and earlier.opener.char == opener.char
+            and (earlier.structured or length >= earlier.opener.length)
+        ):
+            # the block that ended short of ``limit`` takes everything up to it instead
+            self.pending = None
+            del self.edits[earlier.edits :]
+            del self.notes[earlier.notes :]
+            self.close(earlier.opener, limit)
+            return
+        newline = "\r\n" if text.startswith("\r\n", opener.end) else "\n"
+        self.edits.append((eol, eol, newline + fence))
+        what = "the block opened here never closed: "
+        if length != opener.length:
+            self.set_run(opener, length)
+            what += f"lengthened its opening fence from {opener.length} to {length} and "
+        self.notes.append(
+            (opener.start, what + f"inserted the closing fence {fence} after line {{0}}", (eol,))
         )
+
+    # --- the result ----------------------------------------------------------------------
 
     def result(self) -> str:
         if not self.edits:
@@ -282,15 +545,33 @@ class _Sanitizer:
         out.append(self.text[pos:])
         return "".join(out)
 
+    def changes(self) -> tuple[Change, ...]:
+        offsets = sorted({o for n in self.notes for o in (n[0], *n[2])})
+        lines: dict[int, int] = {}
+        line, pos = 1, 0
+        for offset in offsets:
+            line += self.text.count("\n", pos, offset)
+            pos = offset
+            lines[offset] = line
+        out = [
+            Change(lines[offset], message.format(*(lines[o] for o in refs)))
+            for offset, message, refs in self.notes
+        ]
+        return tuple(sorted(out, key=lambda c: c.line))
+
 
 def preprocess(text: str) -> Preprocessed:
     """Repair ambiguous fences in plan ``text`` (see the module documentation)."""
-    sanitizer = _Sanitizer(text)
-    sanitizer.run()
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(bom) :]
+    sanitizer = _Sanitizer(body)
+    try:
+        sanitizer.run()
+    except _OutOfBudget:
+        return Preprocessed(text, ())
     if not sanitizer.edits:
         return Preprocessed(text, ())
-    plan, _ = check_plan(text)
+    plan, _ = check_plan(body)
     if plan is not None:
         return Preprocessed(text, ())
-    changes = tuple(sorted(sanitizer.changes, key=lambda c: c.line))
-    return Preprocessed(sanitizer.result(), changes)
+    return Preprocessed(bom + sanitizer.result(), sanitizer.changes())
