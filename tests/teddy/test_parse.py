@@ -217,3 +217,30 @@ def test_empty_text_is_one_diagnostic() -> None:
         plan, diagnostics = check_plan(text)
         assert plan is None
         assert [(d.line, d.code) for d in diagnostics] == [(1, "plan-empty")]
+
+
+def test_a_rationale_fence_closed_early_is_an_error_not_merged_text() -> None:
+    text = (
+        "# T\n\n## Rationale\n```text\n### 1. Synthesis\nA traceback:\n```\nboom\n```\n"
+        "### 2. Justification\nj\n### 3. Expected Outcome\ne\n### 4. State Dashboard\nd\n```\n\n"
+        "## Action Plan\n\n### `CONCLUDE`\nDone.\n"
+    )
+    plan, diagnostics = check_plan(text)
+    assert plan is None
+    assert [(d.line, d.code) for d in diagnostics] == [(8, "stray-content"), (9, "stray-content")]
+    assert "run `teddy preprocess`" in diagnostics[0].message
+
+
+def test_an_unfenced_rationale_may_hold_code_blocks() -> None:
+    text = (
+        "# T\n\n## Rationale\n### 1. Synthesis\nA traceback:\n\n```\nboom\n```\n\n"
+        "### 2. Justification\nj\n### 3. Expected Outcome\ne\n### 4. State Dashboard\nd\n\n"
+        "## Action Plan\n\n### `CONCLUDE`\nDone.\n"
+    )
+    plan = parse_plan(text)
+    assert "```\nboom\n```" in plan.rationale
+
+
+def test_a_leading_byte_order_mark_is_ignored() -> None:
+    text = EXAMPLES[0].read_text(encoding="utf-8")
+    assert parse_plan("\ufeff" + text) == parse_plan(text)

@@ -304,19 +304,37 @@ class _Parser:
             self.stray(block, "in the plan header (only the metadata list follows the title)")
         return tuple(pairs)
 
-    def section_text(self, heading: Heading, blocks: list[Block], name: str) -> tuple[str, int]:
-        """A section's text: the content of its single fenced block, or its raw source."""
+    def section_text(
+        self, heading: Heading, blocks: list[Block], name: str
+    ) -> tuple[str | None, int]:
+        """A section's text: the content of its single fenced block, or its raw source.
+
+        The raw source is accepted only for a section written without a fence (whatever
+        code blocks its prose holds).  A section that opens with a fenced block and goes
+        on after it had its fence closed early (or a second block added): reading the
+        raw lines would quietly fold fence lines into the text, so it is an error.
+        """
         if not blocks:
             return "", heading.start
         if len(blocks) == 1 and isinstance(blocks[0], Fence):
             fence = blocks[0]
             self.closed(fence)
             return fence.content, fence.start + 1
+        if isinstance(blocks[0], Fence):
+            for block in blocks[1:]:
+                self.stray(
+                    block,
+                    f"in the {name} section, which holds one fenced block (did a fence inside "
+                    "it close the block early? run `teddy preprocess`)",
+                )
+            return None, heading.start
         return self.doc.lines(blocks[0].start, blocks[-1].end), blocks[0].start
 
     def rationale(self, heading: Heading, blocks: list[Block]) -> str:
-        text, first = self.section_text(heading, blocks, "Rationale")
-        text = _fix(text)
+        raw, first = self.section_text(heading, blocks, "Rationale")
+        if raw is None:
+            return ""
+        text = _fix(raw)
         if not text.strip():
             self.error(heading.start, "rationale-empty", "the Rationale is empty")
             return text
@@ -349,6 +367,8 @@ class _Parser:
 
     def memos(self, heading: Heading, blocks: list[Block]) -> tuple[Memo, ...]:
         text, first = self.section_text(heading, blocks, "Memos")
+        if text is None:
+            return ()
         memos: list[Memo] = []
         for offset, raw in enumerate(text.split("\n")):
             line = raw.strip()
@@ -826,7 +846,7 @@ def _section_end(doc: Document, blocks: list[Block]) -> int:
 
 def check_plan(text: str) -> tuple[Plan | None, list[Diagnostic]]:
     """Parse plan ``text``; return the plan (None when invalid) and every diagnostic."""
-    doc = parse_document(text)
+    doc = parse_document(text.removeprefix("\ufeff"))
     if not doc.blocks:
         return None, [Diagnostic(1, "plan-empty", "the plan is empty; expected a `# Title`")]
     parser = _Parser(doc)
