@@ -12,10 +12,11 @@ Exit codes: 0 success, 1 an error or a failed check, 2 usage error, 130 interrup
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
 
 import click
+
+from plankit.cliutil import run
 
 SUBCOMMANDS: dict[str, str] = {
     "acp": "plankit.acp.cli:acp",
@@ -23,8 +24,6 @@ SUBCOMMANDS: dict[str, str] = {
     "mcp": "plankit.mcp.cli:mcp",
 }
 """Subcommand name → ``module:attribute`` of its click command."""
-
-EXIT_INTERRUPTED = 130
 
 
 class LazyGroup(click.Group):
@@ -59,14 +58,4 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``plankit`` console script."""
-    try:
-        code = cli.main(args=argv, prog_name="plankit", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("plankit: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+    run(cli, "plankit", argv)

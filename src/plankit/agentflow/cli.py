@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
 
+from plankit.cliutil import EXIT_INVALID, run
+
 if TYPE_CHECKING:
     from plankit.agentflow.control import ControlPlane
     from plankit.agentflow.model import Problem
 
-EXIT_INVALID = 1
-EXIT_INTERRUPTED = 130
 
 T = TypeVar("T")
 
@@ -363,14 +363,4 @@ def mcp(ctx: click.Context) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``agentctl`` console script."""
-    try:
-        code = cli.main(args=argv, prog_name="agentctl", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("agentctl: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+    run(cli, "agentctl", argv)

@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID, run
+
 if TYPE_CHECKING:
     from plankit.acp.stdio import Planner as AcpPlanner
     from plankit.errors import Diagnostic
     from plankit.teddy.plan import Action, Plan
     from plankit.textio import TextFile
-
-EXIT_INVALID = 1
-EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str) -> NoReturn:
@@ -716,17 +715,4 @@ def get_prompt_command(agent: str | None, list_agents: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``teddy`` console script."""
-    try:
-        code = cli.main(args=argv, prog_name="teddy", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("teddy: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo("teddy: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+    run(cli, "teddy", argv)
