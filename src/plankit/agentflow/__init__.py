@@ -17,8 +17,9 @@ Names are imported on first use, so ``import plankit.agentflow`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from plankit.agentflow.control import ControlPlane
@@ -71,8 +72,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'plankit.agentflow' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"plankit.agentflow.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -14,8 +14,9 @@ The names below are imported on first use, so ``import plankit.checklist`` is ch
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from plankit.checklist.edit import add_note, update_task_status
@@ -103,10 +104,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'plankit.checklist' has no attribute {name!r}")
-    value = getattr(import_module(f"plankit.checklist.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)

@@ -6,8 +6,9 @@ the ``teddy`` command) stays cheap.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from plankit.teddy.parse import check_plan, parse_plan
@@ -86,10 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'plankit.teddy' has no attribute {name!r}")
-    value = getattr(import_module(f"plankit.teddy.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)

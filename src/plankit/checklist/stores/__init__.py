@@ -16,8 +16,7 @@ The store classes are imported on first use; :func:`open_store` picks one from t
 from __future__ import annotations
 
 import os
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from plankit.checklist.stores.base import (
     EXCEL_CELL_LIMIT,
@@ -25,6 +24,7 @@ from plankit.checklist.stores.base import (
     SheetsClient,
     Transactional,
 )
+from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from plankit.checklist.stores.gsheets import GoogleSheets
@@ -77,10 +77,4 @@ def open_store(
     return MarkdownFile(text, cell)
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'plankit.checklist.stores' has no attribute {name!r}")
-    value = getattr(import_module(f"plankit.checklist.stores.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)
