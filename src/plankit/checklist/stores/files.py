@@ -6,6 +6,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
+from typing import Generic, Protocol, TypeVar
 
 from plankit.checklist.errors import StoreError
 
@@ -92,3 +93,61 @@ def write_error(path: str, exc: OSError) -> StoreError:
         f"cannot write {path} ({reason}); check that its folder is writable; nothing was changed",
         code="write-failed",
     )
+
+
+class FileSession(Protocol):
+    """One locked read of a file store: the four cell operations, then ``commit``."""
+
+    def list_sheets(self) -> list[str]: ...
+    def create_sheet(self, name: str) -> None: ...
+    def get_cell(self, ref: str) -> str: ...
+    def set_cell(self, ref: str, value: str) -> None: ...
+    def commit(self) -> None:
+        """Write the file once, if anything changed."""
+        ...
+
+
+S = TypeVar("S", bound=FileSession)
+
+
+class LockedFileStore(Generic[S]):
+    """A store kept in one local file: every call takes the file's cross-process lock,
+    reads the file once, and writes it once at the end if anything changed (so a
+    PlanManager's read-update-write is one :meth:`transaction`)."""
+
+    path: str
+    """The file."""
+    lock_timeout: float
+    """Seconds to wait for another process's lock."""
+
+    def _session(self) -> S:
+        """A session over the file as it is now (the lock is held)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[S]:
+        """Lock, read once, and write once at the end if anything changed."""
+        with file_lock(self.path, self.lock_timeout):
+            session = self._session()
+            yield session
+            session.commit()
+
+    def list_sheets(self) -> list[str]:
+        """The sheets ([] when the file does not exist yet)."""
+        with self.transaction() as s:
+            return s.list_sheets()
+
+    def create_sheet(self, name: str) -> None:
+        """Create a sheet (and the file, if needed)."""
+        with self.transaction() as s:
+            s.create_sheet(name)
+
+    def get_cell(self, ref: str) -> str:
+        """A cell's text ('' when empty or missing)."""
+        with self.transaction() as s:
+            return s.get_cell(ref)
+
+    def set_cell(self, ref: str, value: str) -> None:
+        """Write a cell."""
+        with self.transaction() as s:
+            s.set_cell(ref, value)

@@ -10,18 +10,16 @@ atomically when it changes; its byte-order mark and line endings are kept.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-from collections.abc import Iterator
 
 from plankit.checklist.errors import StoreError
 from plankit.checklist.refs import CellRef, parse_ref
 from plankit.checklist.render import PLAN_MARKER
 from plankit.checklist.stores.files import (
     DEFAULT_LOCK_TIMEOUT,
+    LockedFileStore,
     check_writable,
-    file_lock,
     write_error,
 )
 from plankit.errors import InputError
@@ -121,7 +119,7 @@ class _Session:
             self.store._write(self.text(), self.bom)
 
 
-class MarkdownFile:
+class MarkdownFile(LockedFileStore["_Session"]):
     """A PLAN.md file; see the module docstring."""
 
     label = "a Markdown file"
@@ -153,30 +151,5 @@ class MarkdownFile:
         except OSError as exc:
             raise write_error(self.path, exc) from None
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[_Session]:
-        """Lock, read once, and write once at the end if anything changed."""
-        with file_lock(self.path, self.lock_timeout):
-            session = _Session(self)
-            yield session
-            session.commit()
-
-    def list_sheets(self) -> list[str]:
-        """``[sheet of the plan cell]`` when the file exists, else []."""
-        with self.transaction() as s:
-            return s.list_sheets()
-
-    def create_sheet(self, name: str) -> None:
-        """Create the (empty) file."""
-        with self.transaction() as s:
-            s.create_sheet(name)
-
-    def get_cell(self, ref: str) -> str:
-        """The plan (the file without its marker line) or the marker."""
-        with self.transaction() as s:
-            return s.get_cell(ref)
-
-    def set_cell(self, ref: str, value: str) -> None:
-        """Replace the plan, or set or clear the marker line."""
-        with self.transaction() as s:
-            s.set_cell(ref, value)
+    def _session(self) -> _Session:
+        return _Session(self)

@@ -18,7 +18,6 @@ import datetime as _dt
 import os
 import re
 import tempfile
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from plankit.checklist.errors import StoreError
@@ -26,8 +25,8 @@ from plankit.checklist.refs import parse_ref
 from plankit.checklist.stores.base import EXCEL_CELL_LIMIT, check_cell_size
 from plankit.checklist.stores.files import (
     DEFAULT_LOCK_TIMEOUT,
+    LockedFileStore,
     check_writable,
-    file_lock,
     write_error,
 )
 
@@ -125,7 +124,7 @@ class _Session:
             self.store._save(self._wb)
 
 
-class XlsxWorkbook:
+class XlsxWorkbook(LockedFileStore["_Session"]):
     """A ``.xlsx`` workbook on disk; see the module docstring."""
 
     label = "an Excel workbook"
@@ -197,30 +196,5 @@ class XlsxWorkbook:
 
     # --- the store -----------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[_Session]:
-        """Lock, read once, and write once at the end if anything changed."""
-        with file_lock(self.path, self.lock_timeout):
-            session = _Session(self)
-            yield session
-            session.commit()
-
-    def list_sheets(self) -> list[str]:
-        """The workbook's sheet names ([] when the file does not exist yet)."""
-        with self.transaction() as s:
-            return s.list_sheets()
-
-    def create_sheet(self, name: str) -> None:
-        """Add a sheet (creating the workbook, with only that sheet, if needed)."""
-        with self.transaction() as s:
-            s.create_sheet(name)
-
-    def get_cell(self, ref: str) -> str:
-        """The cell's text ('' when empty, or when the sheet or the file is missing)."""
-        with self.transaction() as s:
-            return s.get_cell(ref)
-
-    def set_cell(self, ref: str, value: str) -> None:
-        """Write a cell of an existing sheet."""
-        with self.transaction() as s:
-            s.set_cell(ref, value)
+    def _session(self) -> _Session:
+        return _Session(self)
