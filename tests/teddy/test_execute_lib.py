@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from plankit.teddy.config import Config
 from plankit.teddy.execute import execute_turn
 from plankit.teddy.prompts import get_prompt
@@ -82,3 +84,30 @@ def test_an_approval_can_select_and_modify_actions(tmp_path: Path) -> None:
     assert "### 2. `CREATE` c.txt\n- **Status:** Approved ✅" in report
     assert "- **Modified by user:** yes" in report
     assert "Saved as `c.txt` with new content." in report
+
+
+def test_ctrl_c_before_the_wait_still_stops_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interrupt can arrive while the output readers are being set up, before the
+    # wait: the command must be stopped all the same.
+    import time
+
+    import plankit.teddy.runner as runner
+
+    real = runner._Capture.__init__
+    calls = []
+
+    def interrupted_once(self: runner._Capture, stream: object, cap: int) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(0.3)  # let the command start
+            raise KeyboardInterrupt
+        real(self, stream, cap)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner._Capture, "__init__", interrupted_once)
+    marker = tmp_path / "finished"
+    result = runner.run_command(f"sleep 2; touch {marker}", cwd=tmp_path, timeout=30, cap=1000)
+    assert result.interrupted and result.exit_code is None
+    time.sleep(2.5)
+    assert not marker.exists()

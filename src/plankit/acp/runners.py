@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from plankit.teddy.runner import CommandResult
+from plankit.teddy.runner import CappedOutput, CommandResult
 
 _GRACE = 2.0
 
@@ -52,34 +52,12 @@ async def first(
     return stopper not in done, stopper in done
 
 
-class _Capped:
-    """Keeps the first and the last ``cap // 2`` bytes of a stream."""
-
-    def __init__(self, cap: int) -> None:
-        self.half = max(1, cap // 2)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
+class _Capped(CappedOutput):
+    """A :class:`~plankit.teddy.runner.CappedOutput` filled from an asyncio stream."""
 
     async def read(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):
-            room = self.half - len(self.head)
-            if room > 0:
-                self.head += chunk[:room]
-                chunk = chunk[room:]
-            if chunk:
-                self.tail += chunk
-                excess = len(self.tail) - self.half
-                if excess > 0:
-                    del self.tail[:excess]
-                    self.dropped += excess
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        if self.dropped:
-            return f"{head}\n[… {self.dropped} bytes cut …]\n{tail}"
-        return head + tail
+            self.add(chunk)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

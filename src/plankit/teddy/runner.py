@@ -45,36 +45,53 @@ class CommandResult:
         return self.exit_code == 0 and not self.timed_out and not self.interrupted
 
 
-class _Capture:
-    def __init__(self, stream: IO[bytes], cap: int) -> None:
+class CappedOutput:
+    """Keeps the first and the last ``cap // 2`` bytes of a stream fed to :meth:`add`."""
+
+    def __init__(self, cap: int) -> None:
         self.half = max(1, cap // 2)
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
-        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self.thread.start()
 
-    def _read(self, stream: IO[bytes]) -> None:
-        while chunk := stream.read(65536):
-            room = self.half - len(self.head)
-            if room > 0:
-                self.head += chunk[:room]
-                chunk = chunk[room:]
-            if chunk:
-                self.tail += chunk
-                excess = len(self.tail) - self.half
-                if excess > 0:
-                    del self.tail[:excess]
-                    self.dropped += excess
-        stream.close()
+    def add(self, chunk: bytes) -> None:
+        """Take the next chunk of the stream."""
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - self.half
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
 
     def text(self) -> str:
-        self.thread.join(timeout=5)
+        """What was kept, with a marker saying how much was cut in between."""
         head = self.head.decode("utf-8", errors="replace")
         tail = self.tail.decode("utf-8", errors="replace")
         if self.dropped:
             return f"{head}\n[… {self.dropped} bytes cut …]\n{tail}"
         return head + tail
+
+
+class _Capture(CappedOutput):
+    """A :class:`CappedOutput` filled by a thread reading a pipe."""
+
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
+        super().__init__(cap)
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        while chunk := stream.read(65536):
+            self.add(chunk)
+        stream.close()
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        return super().text()
 
 
 def _shell() -> str:
@@ -114,9 +131,13 @@ def run_command(
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    out, err = _Capture(proc.stdout, cap), _Capture(proc.stderr, cap)
     timed_out = interrupted = False
+    captures: list[_Capture] = []
     try:
+        # a Ctrl-C may land anywhere from here on: the command must be stopped whatever
+        # step it interrupts, not only the wait
+        captures.append(_Capture(proc.stdout, cap))
+        captures.append(_Capture(proc.stderr, cap))
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
@@ -124,6 +145,10 @@ def run_command(
     except KeyboardInterrupt:
         interrupted = True
         _stop(proc)
+    streams = (proc.stdout, proc.stderr)
+    while len(captures) < 2:  # the stopped command's pipes end at once
+        captures.append(_Capture(streams[len(captures)], cap))
+    out, err = captures
     code = None if (timed_out or interrupted) else proc.returncode
     return CommandResult(
         code, time.monotonic() - started, out.text(), err.text(), timed_out, interrupted
