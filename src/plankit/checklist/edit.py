@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-from plankit.checklist import locate
+from plankit.checklist import locate, scan
 from plankit.checklist.model import CHAR_STATUS, TaskStatus, coerce_status
 from plankit.checklist.plan import split_content
 from plankit.checklist.structure import NOTE_SEP_RE, TASK_LINE_RE
@@ -77,21 +77,40 @@ def set_status(
     """:func:`update_task_status`, also returning the task's new line (None when
     ``step`` is unknown)."""
     wanted = coerce_status(status)
-    found = locate.entry(markdown)
     step = step.strip()
+    found = locate.cached(markdown)
+    if found is None:
+        # a text never seen: find the line without parsing the plan when that is sure
+        quick = scan.task_line_start(markdown, step)
+        if quick is None:
+            return markdown, None
+        if quick is not scan.UNSURE:
+            start = quick
+            end = locate.line_end(markdown, start)
+            new_line = _new_line(markdown[start:end], wanted, annotation, today)
+            if new_line == markdown[start:end]:
+                return markdown, new_line
+            return markdown[:start] + new_line + markdown[end:], new_line
+        found = locate.entry(markdown)
     line = found.structure.targets.get(step)
     if line is None:
         return markdown, None
     start, end = _task_line(markdown, found, line, step)
     old_line = markdown[start:end]
-    new_line = rewrite_task_line(
-        repair_double_encoding(old_line), wanted, annotation, today or _dt.date.today()
-    )
+    new_line = _new_line(old_line, wanted, annotation, today)
     if new_line == old_line:
         return markdown, new_line
     updated = markdown[:start] + new_line + markdown[end:]
     locate.remember(updated, found.derive(line, len(new_line) - len(old_line)))
     return updated, new_line
+
+
+def _new_line(
+    old_line: str, status: TaskStatus, annotation: str | None, today: _dt.date | None
+) -> str:
+    return rewrite_task_line(
+        repair_double_encoding(old_line), status, annotation, today or _dt.date.today()
+    )
 
 
 def update_task_status(

@@ -9,6 +9,10 @@ small cache below is kept with the structure it was read from (and that structur
 line offsets) plus the list of lines changed since and by how much; the offset of any
 line is then its old offset plus a sum over that short list, whatever the line's
 position in the plan.
+
+A text that is not cached is not always parsed: a status update first asks
+:func:`plankit.checklist.scan.task_line_start`, which finds the task line with regular
+expressions when the plan's Markdown is simple enough for that to be certain.
 """
 
 from __future__ import annotations
@@ -55,13 +59,20 @@ _CACHE_SIZE = 8
 _CACHE_MAX_CHARS = 2_000_000
 
 
-def entry(text: str) -> Entry:
-    """The cached entry of ``text``, reading its structure when it is not cached."""
+def cached(text: str) -> Entry | None:
+    """The cached entry of ``text``, or None when it is not cached."""
     with _CACHE_LOCK:
         hit = _CACHE.get(text)
         if hit is not None:
             _CACHE.move_to_end(text)
-            return hit
+        return hit
+
+
+def entry(text: str) -> Entry:
+    """The cached entry of ``text``, reading its structure when it is not cached."""
+    hit = cached(text)
+    if hit is not None:
+        return hit
     found = Entry(read_structure(text))
     remember(text, found)
     return found
