@@ -111,3 +111,24 @@ def test_ctrl_c_before_the_wait_still_stops_the_command(
     assert result.interrupted and result.exit_code is None
     time.sleep(2.5)
     assert not marker.exists()
+
+
+def test_the_default_research_backend_maps_ddgs_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ddgs is a real dependency; only its network call is replaced here.
+    import ddgs
+
+    from plankit.teddy.research import SearchResult, load_backend
+
+    class OfflineDDGS:
+        def text(self, query: str, max_results: int) -> list[dict[str, str]]:
+            return [{"title": f"About {query}", "href": "https://example.com/a", "body": "text"}][
+                :max_results
+            ]
+
+    monkeypatch.setattr(ddgs, "DDGS", OfflineDDGS)
+    backend = load_backend("ddgs", tmp_path)
+    assert backend.search("markdown", 5) == [
+        SearchResult("About markdown", "https://example.com/a", "text")
+    ]

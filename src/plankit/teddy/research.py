@@ -3,7 +3,8 @@
 A backend is any object with ``search(query, max_results) -> list[SearchResult]``.
 ``config.yaml``'s ``research.backend`` picks one:
 
-- ``ddgs`` (the default): the ddgs metasearch package, when it is installed;
+- ``ddgs`` (the default): the ddgs metasearch package (a dependency; it needs the
+  network);
 - ``fixture:PATH``: canned results from a JSON file, for tests and offline use
   (``{"query": [{"title", "url", "snippet"}], "*": [...]}``, ``*`` answering any query
   not listed) — shipped so that users can test their own plans offline;
