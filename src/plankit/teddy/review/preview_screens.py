@@ -189,8 +189,8 @@ class SimpleScreen(PreviewScreen):
         self.error("")
 
 
-class SaveAsScreen(PreviewScreen):
-    """CREATE: the content in the editor, the path asked, then ``y`` to take both."""
+class _DraftScreen(PreviewScreen):
+    """A preview that opens a draft file in the editor and ends with a y/n question."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "yes", "Yes", show=False),
@@ -202,11 +202,18 @@ class SaveAsScreen(PreviewScreen):
         super().__init__()
         self.checklist = app
         self.index = index
+        self.draft: Path | None = None
+
+
+class SaveAsScreen(_DraftScreen):
+    """CREATE: the content in the editor, the path asked, then ``y`` to take both."""
+
+    def __init__(self, app: ChecklistApp, index: int) -> None:
+        super().__init__(app, index)
         current = app.actions[index]
         original = app.plan.actions[index]
         assert isinstance(current, Create) and isinstance(original, Create)
         self.current, self.original = current, original
-        self.draft: Path | None = None
         self.path = current.path
         self.asking = False
 
@@ -276,24 +283,15 @@ class SaveAsScreen(PreviewScreen):
         self.dismiss(None)
 
 
-class EditScreen(PreviewScreen):
+class EditScreen(_DraftScreen):
     """EDIT: the proposed final file in the editor; ``y`` turns it back into pairs."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "yes", "Yes", show=False),
-        Binding("n", "no", "No", show=False),
-        Binding("escape", "discard", "Discard"),
-    ]
-
     def __init__(self, app: ChecklistApp, index: int) -> None:
-        super().__init__()
-        self.checklist = app
-        self.index = index
+        super().__init__(app, index)
         current = app.actions[index]
         original = app.plan.actions[index]
         assert isinstance(current, Edit) and isinstance(original, Edit)
         self.current, self.original = current, original
-        self.draft: Path | None = None
         self.before = ""
         self.proposed = ""
         self.problem = ""
