@@ -17,6 +17,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from plankit.acp.client import TerminalMethods
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "tests" / "data" / "acp" / "schema" / "v1" / "schema.json"
 TEDDY = [
@@ -121,7 +123,7 @@ def update_json(update: Any) -> dict[str, Any]:
     return data
 
 
-class RecordingClient:
+class RecordingClient(TerminalMethods):
     """An SDK client that records updates and answers permissions from a script.
 
     ``answers``: option ids in order (``"cancelled"`` answers the cancelled outcome);
@@ -199,43 +201,6 @@ class RecordingClient:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(content, encoding="utf-8")
         return WriteTextFileResponse()
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: Any = None,
-        env: Any = None,
-        cwd: Any = None,
-        output_byte_limit: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        from acp.schema import CreateTerminalResponse
-
-        tid = await self.terminals.create(command, args, env, cwd, output_byte_limit)
-        return CreateTerminalResponse(terminal_id=tid)
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import TerminalOutputResponse
-
-        return TerminalOutputResponse.model_validate(await self.terminals.output(terminal_id))
-
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import WaitForTerminalExitResponse
-
-        return WaitForTerminalExitResponse.model_validate(await self.terminals.wait(terminal_id))
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import KillTerminalResponse
-
-        await self.terminals.kill(terminal_id)
-        return KillTerminalResponse()
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import ReleaseTerminalResponse
-
-        await self.terminals.release(terminal_id)
-        return ReleaseTerminalResponse()
 
     # --- views of what arrived -------------------------------------------------------
 
