@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plankit.agentflow.frontmatter import Map, Node, Scalar, Seq
+from plankit.agentflow.yamltree import Map, Node, Scalar, Seq
 
 PLAN_FIELDS = ("title",)
 """Fields allowed in the front matter of ``plan.md``."""

@@ -2,8 +2,9 @@
 
 A document with front matter starts with a line ``---``; the front matter ends at the
 next line ``---`` and the Markdown body follows.  The YAML between them is read into a
-small tree (:class:`Scalar`, :class:`Seq`, :class:`Map`) that keeps the line of every
-key and item, so errors can point at them.
+small tree (:class:`Scalar`, :class:`Seq`, :class:`Map`, from
+:mod:`plankit.agentflow.yamltree`) that keeps the line of every key and item, so
+errors can point at them.
 
 Parsing is strict and safe: no tags (``!!python/object``), no anchors or aliases (so
 no alias bombs), no duplicate keys, at most :data:`MAX_DEPTH` levels of nesting and
@@ -23,54 +24,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from plankit.agentflow.yamltree import FrontMatterError, Map, Node, Scalar, Seq, plain_value
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FRONT_MATTER",
+    "Document",
+    "FrontMatterError",
+    "Map",
+    "Node",
+    "Scalar",
+    "Seq",
+    "normalize_newlines",
+    "parse",
+    "plain_value",
+    "split",
+]
+
 MAX_FRONT_MATTER = 64 * 1024
 """Largest front matter parsed, in characters; long text belongs in the body."""
 
 MAX_DEPTH = 16
 """Deepest nesting of lists and mappings accepted in front matter."""
-
-
-@dataclass(frozen=True, slots=True)
-class Scalar:
-    """A YAML scalar."""
-
-    value: str | None
-    """The text as written (quotes removed), or ``None`` for null."""
-    line: int
-    """1-based line in the file (for a mapping value: the line of its key)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Seq:
-    """A YAML sequence (a list)."""
-
-    items: tuple[Node, ...]
-    """The items, in order."""
-    line: int
-    """1-based line where the list starts (its ``[`` or first ``-``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Map:
-    """A YAML mapping, with its keys in order (duplicates kept, to be reported)."""
-
-    items: tuple[tuple[str, int, Node], ...]
-    """``(key, line of the key, value)`` triples."""
-    line: int
-    """1-based line where the mapping starts."""
-
-
-Node = Scalar | Seq | Map
-"""A node of the front matter tree."""
-
-
-class FrontMatterError(Exception):
-    """Front matter that cannot be read; ``line`` is 1-based in the file, or ``None``."""
-
-    def __init__(self, message: str, line: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.line = line
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,12 +181,6 @@ _FLOW = re.compile(
 )
 _FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
 _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
-_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
-
-
-def plain_value(text: str) -> str | None:
-    """A plain scalar's value: ``None`` for YAML null, else the text."""
-    return None if text in _NULLS else text
 
 
 def _scalar(text: str, line: int) -> Scalar:

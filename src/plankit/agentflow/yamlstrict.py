@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plankit.agentflow.frontmatter import FrontMatterError, Map, Node, Scalar, Seq, plain_value
+from plankit.agentflow.yamltree import FrontMatterError, Map, Node, Scalar, Seq, plain_value
 
 
 @dataclass(slots=True)
