@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _bench import Result, log, report, require, rounds_from_argv
-from plankit.teddy.context import build_payload, project_tree, write_context_file
+from plankit.teddy.context.payload import build_payload, project_tree, write_context_file
 
 FILES = 2_000
 FILE_BYTES = 10_000

@@ -13,7 +13,7 @@ import sys
 from markdown_it import MarkdownIt
 
 from _bench import Result, interleaved, log, report, require, rounds_from_argv
-from plankit.teddy.parse import check_plan, parse_plan
+from plankit.teddy.format.parse import check_plan, parse_plan
 from plans import fenced_share, generate_plan
 
 TARGET = 0.6

@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 
 from _bench import Result, interleaved, log, report, require, rounds_from_argv
-from plankit.teddy.parse import check_plan, parse_plan
-from plankit.teddy.preprocess import preprocess
+from plankit.teddy.format.parse import check_plan, parse_plan
+from plankit.teddy.format.preprocess import preprocess
 from plans import generate_plan
 
 SEED = 3

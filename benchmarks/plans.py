@@ -425,7 +425,7 @@ def generate_plan(
     """A plan of at least ``size`` characters and ``actions`` actions (same seed, same plan).
 
     With ``broken=True``, outer fences around content that holds fences are too short;
-    :func:`plankit.teddy.preprocess.preprocess` turns it into the valid plan of the same
+    :func:`plankit.teddy.format.preprocess.preprocess` turns it into the valid plan of the same
     seed.  With ``invoke=True`` the plan ends with an INVOKE (before it, never).
     """
     w = _Writer(random.Random(seed), broken)

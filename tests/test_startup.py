@@ -110,5 +110,5 @@ def test_teddy_parse_imports_no_heavy_library() -> None:
     result, modules = _imported_by_teddy("parse", SMALL_PLAN)
     assert result.returncode == 0, result.stderr
     assert "Finisher" in result.stdout
-    assert {"click", "plankit.teddy.cli", "plankit.teddy.parse"} <= modules
+    assert {"click", "plankit.teddy.cli", "plankit.teddy.format.parse"} <= modules
     assert heavy_in(modules) == []

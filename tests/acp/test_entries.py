@@ -35,7 +35,7 @@ CASES = ROOT / "tests" / "data" / "acp" / "entries"
 def build(case: dict[str, Any], name: str) -> dict[str, Any]:
     source = ROOT / case["plan"]
     if name.startswith("teddy-"):
-        from plankit.teddy.parse import parse_plan
+        from plankit.teddy.format.parse import parse_plan
 
         plan = parse_plan(source.read_text(encoding="utf-8"))
         entries = teddy_entries(plan, case["statuses"], case["reasons"])
@@ -123,8 +123,8 @@ def test_entries_of_any_agent_read_back_with_their_v1_status() -> None:
 
 
 def test_teddy_entries_from_a_report(tmp_path: Path) -> None:
-    from plankit.teddy.parse import parse_plan
-    from plankit.teddy.report import ActionResult
+    from plankit.teddy.format.parse import parse_plan
+    from plankit.teddy.run.report import ActionResult
 
     plan = parse_plan((ROOT / "examples" / "add-health-endpoint.md").read_text(encoding="utf-8"))
     results = [

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plankit.teddy.actions import Runtime
-from plankit.teddy.config import Config
-from plankit.teddy.execute import execute_turn
-from plankit.teddy.plan import Action
-from plankit.teddy.prompts import get_prompt
-from plankit.teddy.report import Status
-from plankit.teddy.review import Approval, AutoApprover, Decision, NoReply, ScriptedApprover
-from plankit.teddy.session import Turn, create_session
+from plankit.teddy.format.model import Action
+from plankit.teddy.run.actions import Runtime
+from plankit.teddy.run.approval import Approval, AutoApprover, Decision, NoReply, ScriptedApprover
+from plankit.teddy.run.execute import execute_turn
+from plankit.teddy.run.report import Status
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import Turn, create_session
+from plankit.teddy.session.prompts import get_prompt
 from tests.acp.kit import create, execute, plan_text
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from plankit.markdown.fences import fenced
-from plankit.teddy.parse import RATIONALE_SECTIONS
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ChatWithUser,
     Conclude,
@@ -22,6 +21,7 @@ from plankit.teddy.plan import (
     Research,
     Resource,
 )
+from plankit.teddy.format.parse import RATIONALE_SECTIONS
 
 # Inline text that stays one paragraph line: it starts with a letter and never opens a
 # block (no leading '-', '#', '>', digits + '.', …) or a comment (' #').

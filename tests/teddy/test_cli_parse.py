@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from plankit.teddy import cli as teddy_cli
-from plankit.teddy.parse import parse_plan
-from plankit.teddy.plan import plan_to_dict
+from plankit.teddy.format.model import plan_to_dict
+from plankit.teddy.format.parse import parse_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "finisher-agent-research.md"
@@ -148,7 +148,7 @@ def test_real_command_exit_codes(tmp_path: Path) -> None:
 def test_interrupt_exits_130(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import plankit.teddy.parse as parse_module
+    import plankit.teddy.format.parse as parse_module
 
     def interrupted(text: str) -> None:
         raise KeyboardInterrupt

@@ -20,16 +20,16 @@ import pytest
 
 from plankit.markdown.fences import fenced
 from plankit.markdown.tree import Fence, Heading, parse_document
-from plankit.teddy import context as context_module
-from plankit.teddy import tree_listing
-from plankit.teddy.context import (
+from plankit.teddy.context import payload as context_module
+from plankit.teddy.context import tree_listing
+from plankit.teddy.context.payload import (
     build_payload,
     normalize_entry,
     project_tree,
     read_context_file,
     write_context_file,
 )
-from plankit.teddy.urls import FetchError, cache_path, fetch_url, html_to_text
+from plankit.teddy.context.urls import FetchError, cache_path, fetch_url, html_to_text
 
 SESSION = "20260124-add-user-auth"
 
@@ -776,7 +776,7 @@ def test_same_inputs_same_bytes_and_nothing_written(tmp_path: Path) -> None:
 
 def test_importing_the_module_stays_light() -> None:
     code = (
-        "import sys, plankit.teddy.context\n"
+        "import sys, plankit.teddy.context.payload\n"
         "heavy = ['pathspec', 'urllib.request', 'html.parser', 'http.client', 'hashlib',"
         " 'markdown_it']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"

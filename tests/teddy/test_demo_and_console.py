@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.parse import parse_plan
-from plankit.teddy.review import Decision
+from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.review.console import PROMPT, ConsoleApprover, ConsoleChat, summary
+from plankit.teddy.run.approval import Decision
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.config import Config
-from plankit.teddy.execute import execute_turn
-from plankit.teddy.prompts import get_prompt
-from plankit.teddy.report import Status
-from plankit.teddy.review import ScriptedApprover, ScriptedChat
-from plankit.teddy.session import create_session
+from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
+from plankit.teddy.run.execute import execute_turn
+from plankit.teddy.run.report import Status
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import create_session
+from plankit.teddy.session.prompts import get_prompt
 from tests.teddy.test_session_e2e import plan
 
 
@@ -59,8 +59,8 @@ def test_chat_reply_goes_into_the_report(tmp_path: Path) -> None:
 
 
 def test_an_approval_can_select_and_modify_actions(tmp_path: Path) -> None:
-    from plankit.teddy.plan import Create
-    from plankit.teddy.review import Approval, Decision
+    from plankit.teddy.format.model import Create
+    from plankit.teddy.run.approval import Approval, Decision
 
     turn = _turn(
         tmp_path,
@@ -93,7 +93,7 @@ def test_ctrl_c_before_the_wait_still_stops_the_command(
     # wait: the command must be stopped all the same.
     import time
 
-    import plankit.teddy.runner as runner
+    import plankit.teddy.run.shell as runner
 
     real = runner._Capture.__init__
     calls = []
@@ -119,7 +119,7 @@ def test_the_default_research_backend_maps_ddgs_results(
     # ddgs is a real dependency; only its network call is replaced here.
     import ddgs
 
-    from plankit.teddy.research import SearchResult, load_backend
+    from plankit.teddy.run.research import SearchResult, load_backend
 
     class OfflineDDGS:
         def text(self, query: str, max_results: int) -> list[dict[str, str]]:

@@ -18,8 +18,8 @@ import pytest
 
 llm = pytest.importorskip("llm")
 
-from plankit.teddy import models, scripted_model  # noqa: E402
-from plankit.teddy.models import (  # noqa: E402
+from plankit.teddy.planning import models, scripted_model  # noqa: E402
+from plankit.teddy.planning.models import (  # noqa: E402
     ModelError,
     ModelPlanner,
     PlanRequest,
@@ -31,8 +31,8 @@ from plankit.teddy.models import (  # noqa: E402
     is_transient,
     load_model,
 )
-from plankit.teddy.scripted_model import ScriptedNetworkError  # noqa: E402
-from plankit.teddy.session import TurnMeta, read_meta, write_meta  # noqa: E402
+from plankit.teddy.planning.scripted_model import ScriptedNetworkError  # noqa: E402
+from plankit.teddy.session.layout import TurnMeta, read_meta, write_meta  # noqa: E402
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 
@@ -69,7 +69,7 @@ class Sleeps:
 def test_the_scripted_model_is_registered_through_llms_plugin_hook() -> None:
     # installed, llm loads it from the package's `llm` entry point (named after the
     # distribution); without that metadata, plankit registers the module itself
-    ours = ("plankit", "plankit.teddy.scripted_model")
+    ours = ("plankit", "plankit.teddy.planning.scripted_model")
     models.register_bundled_plugin()
     names = [p["name"] for p in llm.get_plugins()]
     assert len([n for n in names if n in ours]) == 1
@@ -102,7 +102,7 @@ def test_scripted_responses_from_a_directory_go_on_across_processes(tmp_path: Pa
     (answers / "02.md").write_text("two\n")
     log = tmp_path / "log.jsonl"
     code = (
-        "from plankit.teddy.models import load_model; "
+        "from plankit.teddy.planning.models import load_model; "
         "print(load_model('teddy-scripted').prompt('q', system='s').text(), end='')"
     )
     env = {**os.environ, "TEDDY_SCRIPTED_RESPONSES": str(answers), "TEDDY_SCRIPTED_LOG": str(log)}

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from plankit.errors import PlanError
-from plankit.teddy.parse import RATIONALE_SECTIONS, check_plan, parse_plan
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     ActionType,
     ChatWithUser,
     Conclude,
@@ -21,6 +20,7 @@ from plankit.teddy.plan import (
     Resource,
     plan_to_dict,
 )
+from plankit.teddy.format.parse import RATIONALE_SECTIONS, check_plan, parse_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "plans"

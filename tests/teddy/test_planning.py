@@ -21,12 +21,9 @@ import pytest
 
 pytest.importorskip("llm")
 
-from plankit.teddy import scripted_model
-from plankit.teddy.config import Config
-from plankit.teddy.execute import execute_turn
-from plankit.teddy.models import ModelPlanner, load_model
-from plankit.teddy.parse import RATIONALE_SECTIONS
-from plankit.teddy.planning import (
+from plankit.teddy.format.parse import RATIONALE_SECTIONS
+from plankit.teddy.planning import scripted_model
+from plankit.teddy.planning.loop import (
     FEEDBACK_INTRO,
     PlanningError,
     feedback_message,
@@ -35,9 +32,12 @@ from plankit.teddy.planning import (
     unwrap_answer,
     user_prompt,
 )
-from plankit.teddy.prompts import get_prompt, known_agents
-from plankit.teddy.review import AutoApprover, NoReply
-from plankit.teddy.session import Session, create_session
+from plankit.teddy.planning.models import ModelPlanner, load_model
+from plankit.teddy.run.approval import AutoApprover, NoReply
+from plankit.teddy.run.execute import execute_turn
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import Session, create_session
+from plankit.teddy.session.prompts import get_prompt, known_agents
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 RATIONALE = "\n".join(

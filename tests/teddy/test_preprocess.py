@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 from plankit import clipboard
 from plankit.teddy import cli as teddy_cli
-from plankit.teddy.parse import RATIONALE_SECTIONS, check_plan
-from plankit.teddy.plan import Create, Edit, EditPair, Plan
-from plankit.teddy.preprocess import Change, Preprocessed, _Sanitizer, preprocess
-from plankit.teddy.render import render_plan
+from plankit.teddy.format.model import Create, Edit, EditPair, Plan
+from plankit.teddy.format.parse import RATIONALE_SECTIONS, check_plan
+from plankit.teddy.format.preprocess import Change, Preprocessed, _Sanitizer, preprocess
+from plankit.teddy.format.render import render_plan
 from plankit.textio import decode_text
 from tests.teddy.strategies import plans, text_line
 
@@ -167,7 +167,7 @@ def test_a_plan_that_parses_is_kept_even_when_the_sanitizer_proposes_a_repair(
 ) -> None:
     # Rule 1 is a safety net under the structural rules: whatever the sanitizer would
     # change, a plan that parses without a problem comes back byte for byte.
-    import plankit.teddy.preprocess as module
+    import plankit.teddy.format.preprocess as module
 
     original_run = module._Sanitizer.run
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.edits import apply_pairs
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     ChatWithUser,
     Conclude,
     Create,
@@ -37,6 +36,7 @@ from plankit.teddy.review.previews import (
     read_only_view,
     with_text,
 )
+from plankit.teddy.run.edits import apply_pairs
 
 APP = "import os\n\n\ndef main():\n    print('hello')\n\n\ndef helper():\n    return 1\n"
 EDIT = Edit("src/app.py", (EditPair("    print('hello')", "    print('hello, world')"),))

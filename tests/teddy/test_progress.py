@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.actions import Runtime
-from plankit.teddy.config import Config
-from plankit.teddy.execute import execute_stateless
-from plankit.teddy.plan import ChatWithUser, Create, Execute
-from plankit.teddy.progress import (
+from plankit.teddy.format.model import ChatWithUser, Create, Execute
+from plankit.teddy.run.actions import Runtime
+from plankit.teddy.run.approval import Approval, Decision, ScriptedApprover, ScriptedChat
+from plankit.teddy.run.execute import execute_stateless
+from plankit.teddy.run.progress import (
     PlainProgress,
     RichProgress,
     Row,
@@ -22,8 +22,8 @@ from plankit.teddy.progress import (
     live_progress,
     seconds,
 )
-from plankit.teddy.report import ActionResult
-from plankit.teddy.review import Approval, Decision, ScriptedApprover, ScriptedChat
+from plankit.teddy.run.report import ActionResult
+from plankit.teddy.session.config import Config
 
 PLAN = """# Progress
 - **Status:** Green 🟢

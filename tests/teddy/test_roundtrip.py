@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from plankit.teddy.parse import check_plan, parse_plan
-from plankit.teddy.plan import Create, Plan
-from plankit.teddy.render import render_plan
+from plankit.teddy.format.model import Create, Plan
+from plankit.teddy.format.parse import check_plan, parse_plan
+from plankit.teddy.format.render import render_plan
 from tests.teddy.strategies import plans
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.parse import RATIONALE_SECTIONS
+from plankit.teddy.format.parse import RATIONALE_SECTIONS
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 RATIONALE = "\n".join(
@@ -509,4 +509,6 @@ def test_memos_are_applied(project: Path) -> None:
 
 def test_invoke_of_an_unknown_agent_lists_the_known_ones(project: Path) -> None:
     report, _ = _validation_case(project, plan("### `INVOKE`\n- **Agent:** Nobody\n\nGo."))
-    assert "unknown agent 'Nobody'; known agents: Architect, Debugger, Developer, Pathfinder" in report
+    assert (
+        "unknown agent 'Nobody'; known agents: Architect, Debugger, Developer, Pathfinder" in report
+    )

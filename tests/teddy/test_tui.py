@@ -17,11 +17,7 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Input, Static, TextArea
 
-from plankit.teddy.config import Config
-from plankit.teddy.edits import apply_pairs
-from plankit.teddy.execute import execute_turn
-from plankit.teddy.parse import parse_plan
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     ChatWithUser,
     Conclude,
     Create,
@@ -36,7 +32,7 @@ from plankit.teddy.plan import (
     Research,
     Resource,
 )
-from plankit.teddy.review import Approval, Decision, ScriptedChat
+from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.review.previews import CommandEditor
 from plankit.teddy.review.tui import (
     CHECKED,
@@ -47,7 +43,11 @@ from plankit.teddy.review.tui import (
     checkbox_label,
     raw_label,
 )
-from plankit.teddy.session import create_session
+from plankit.teddy.run.approval import Approval, Decision, ScriptedChat
+from plankit.teddy.run.edits import apply_pairs
+from plankit.teddy.run.execute import execute_turn
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import create_session
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "data" / "tui"
@@ -541,7 +541,7 @@ def _demo_turn(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_changes_made_in_the_checklist_are_recorded_in_the_report(tmp_path: Path) -> None:
-    from plankit.teddy.session import find_session
+    from plankit.teddy.session.layout import find_session
 
     project, _ = _demo_turn(tmp_path)
     editor, _ = scripted_editor(tmp_path, {"Goodbye": "Farewell"})
@@ -664,7 +664,7 @@ DOWN, ENTER = "\x1b[B", "\r"
 
 
 def test_console_tier_opens_the_checklist_in_a_real_terminal(tmp_path: Path) -> None:
-    from plankit.teddy.session import find_session
+    from plankit.teddy.session.layout import find_session
 
     project, _ = _demo_turn(tmp_path)
     editor, log = scripted_editor(tmp_path, {"Goodbye": "Farewell"})

@@ -3,7 +3,7 @@
 Built on the official SDK (``acp``).  One ACP session is one TeDDy session in the
 project given as ``cwd`` (``.teddy/YYYYMMDD-acp-xxxxxx/``); one ``session/prompt`` is
 one TeDDy turn: the plan of the prompt is written to the turn's ``plan.md`` and
-executed by :func:`plankit.teddy.execute.execute_turn`, which writes ``report.md``
+executed by :func:`plankit.teddy.run.execute.execute_turn`, which writes ``report.md``
 and prepares the next turn, exactly as ``teddy execute`` does.  :mod:`.turn` turns the
 execution into ``plan`` updates, tool calls and permission requests.
 
@@ -22,15 +22,15 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plankit.acp.contract import Planner, client_caps, initialize_result
 from plankit.acp.prompt import FoundPlan, PromptText, commands_update, find_plan, read_prompt
-from plankit.acp.stdio import Planner, client_caps, initialize_result
 from plankit.acp.turn import ClientCaps, SessionState, TurnRun, message_update, send_update
 from plankit.errors import InputError
 
 if TYPE_CHECKING:
     from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
-    from plankit.teddy.execute import Outcome
+    from plankit.teddy.run.execute import Outcome
 
 log = logging.getLogger("plankit.acp")
 
@@ -185,12 +185,12 @@ class TeddyAgent:
     def _run_turn(self, state: SessionState, text: str, loop: asyncio.AbstractEventLoop) -> str:
         """Write the plan into the current turn and execute it (worker thread)."""
         from plankit.errors import PlanError
-        from plankit.teddy.actions import Runtime
-        from plankit.teddy.config import load_config
-        from plankit.teddy.execute import execute_turn
-        from plankit.teddy.parse import parse_plan
-        from plankit.teddy.review import AutoApprover
-        from plankit.teddy.session import find_session
+        from plankit.teddy.format.parse import parse_plan
+        from plankit.teddy.run.actions import Runtime
+        from plankit.teddy.run.approval import AutoApprover
+        from plankit.teddy.run.execute import execute_turn
+        from plankit.teddy.session.config import load_config
+        from plankit.teddy.session.layout import find_session
         from plankit.textio import write_text_atomic
 
         config = load_config(state.root)
@@ -257,7 +257,7 @@ class TeddyAgent:
     async def _parse(self, state: SessionState, argument: str) -> None:
         from plankit.acp.entries import plan_update, teddy_entries
         from plankit.acp.prompt import plan_path
-        from plankit.teddy.parse import check_plan
+        from plankit.teddy.format.parse import check_plan
 
         path = plan_path(argument, state.root)
         text = await self._plan_text(state, FoundPlan(None, path, argument)) if path else argument
@@ -288,9 +288,9 @@ class _Silent:
 
 
 def _create_session(root: Path) -> str:
-    from plankit.teddy.config import load_config
-    from plankit.teddy.prompts import agent_name, get_prompt
-    from plankit.teddy.session import SessionError, create_session
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import SessionError, create_session
+    from plankit.teddy.session.prompts import agent_name, get_prompt
 
     config = load_config(root)
     prompt = get_prompt(config.default_agent, root)
@@ -307,15 +307,15 @@ def _create_session(root: Path) -> str:
 
 
 def _plan_with(planner: Planner, text: str, state: SessionState) -> str:
-    from plankit.teddy.session import find_session
+    from plankit.teddy.session.layout import find_session
 
     return planner(text, find_session(state.root, state.session_id).latest())
 
 
 def _write_context(state: SessionState) -> str:
-    from plankit.teddy.config import load_config
-    from plankit.teddy.context import build_payload
-    from plankit.teddy.session import find_session
+    from plankit.teddy.context.payload import build_payload
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
     from plankit.textio import write_text_atomic
 
     try:
@@ -333,7 +333,7 @@ def _write_context(state: SessionState) -> str:
 
 
 def _last_report(state: SessionState) -> str:
-    from plankit.teddy.session import find_session
+    from plankit.teddy.session.layout import find_session
 
     for turn in reversed(find_session(state.root, state.session_id).turns()):
         if turn.report_path.is_file():
@@ -343,7 +343,7 @@ def _last_report(state: SessionState) -> str:
 
 def summary(outcome: Outcome, run: TurnRun | None, report: str) -> str:
     """The agent message that closes a turn: the status, the counts, the report."""
-    from plankit.teddy.report import Status
+    from plankit.teddy.run.report import Status
 
     if outcome.status is None:
         return outcome.message or "Nothing was executed."

@@ -223,7 +223,7 @@ async def run_prompt(
     from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
     from acp import Client, RequestError, spawn_agent_process, text_block
-    from plankit.acp.stdio import version
+    from plankit.acp.contract import version
 
     program = shutil.which(command[0]) or command[0]
     client = PlanClient(view, policy, cwd)

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from plankit.agentflow.model import Task as FlowTask
     from plankit.agentflow.records import CommitRecord
     from plankit.checklist.model import Plan as ChecklistPlan
-    from plankit.teddy.plan import Action
-    from plankit.teddy.plan import Plan as TeddyPlan
-    from plankit.teddy.report import ActionResult
+    from plankit.teddy.format.model import Action
+    from plankit.teddy.format.model import Plan as TeddyPlan
+    from plankit.teddy.run.report import ActionResult
 
 Priority: TypeAlias = Literal["high", "medium", "low"]
 WireStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
@@ -190,7 +190,7 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _teddy_priority(action: Action) -> Priority:
-    from plankit.teddy.plan import ActionType
+    from plankit.teddy.format.model import ActionType
 
     if action.type in (ActionType.CREATE, ActionType.EDIT, ActionType.EXECUTE):
         return "high"
@@ -201,8 +201,8 @@ def _teddy_priority(action: Action) -> Priority:
 
 def action_title(action: Action) -> str:
     """``EDIT src/app.py``, ``EXECUTE pytest -q``, ``CHAT_WITH_USER`` …"""
-    from plankit.teddy.plan import ChatWithUser, Conclude
-    from plankit.teddy.report import action_target
+    from plankit.teddy.format.model import ChatWithUser, Conclude
+    from plankit.teddy.run.report import action_target
 
     target = action_target(action)
     if not target and isinstance(action, ChatWithUser | Conclude) and action.message:

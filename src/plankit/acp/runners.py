@@ -1,7 +1,7 @@
 """Running an EXECUTE command for an ACP session, so that ``session/cancel`` stops it.
 
 Two ways, both coroutines on the agent's event loop returning a
-:class:`~plankit.teddy.runner.CommandResult`:
+:class:`~plankit.teddy.run.shell.CommandResult`:
 
 - :func:`run_in_terminal` — in the client's terminal (``terminal/create``,
   ``wait_for_exit``, ``output``, ``kill``, ``release``) when the client advertises
@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from plankit.teddy.runner import CappedOutput, CommandResult
+from plankit.teddy.run.shell import CappedOutput, CommandResult
 
 _GRACE = 2.0
 
@@ -53,7 +53,7 @@ async def first(
 
 
 class _Capped(CappedOutput):
-    """A :class:`~plankit.teddy.runner.CappedOutput` filled from an asyncio stream."""
+    """A :class:`~plankit.teddy.run.shell.CappedOutput` filled from an asyncio stream."""
 
     async def read(self, stream: asyncio.StreamReader) -> None:
         while chunk := await stream.read(65536):

@@ -3,10 +3,10 @@
 Importing the ACP SDK costs about a second (its ~300 pydantic models), so this
 module, which imports nothing heavy, starts that import in a thread and meanwhile
 reads the client's first line itself: when it is ``initialize`` it answers at once
-(:func:`initialize_result`, the same answer the agent gives through the SDK) and
-hands the rest of the stream to the SDK once it is loaded.  The client sees the
-agent ready in a fraction of a second; ``session/new`` waits for the import.  Any
-other first line is left to the SDK unchanged.
+(:func:`~plankit.acp.contract.initialize_result`, the same answer the agent gives
+through the SDK) and hands the rest of the stream to the SDK once it is loaded.  The
+client sees the agent ready in a fraction of a second; ``session/new`` waits for the
+import.  Any other first line is left to the SDK unchanged.
 
 Only ACP messages go to stdout: the real stdout is kept for the protocol and file
 descriptor 1 is pointed at stderr, so a stray ``print`` (ours, a library's, a
@@ -20,58 +20,16 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from plankit.acp.contract import Planner, client_caps, initialize_result
 from plankit.errors import InputError
 
 if TYPE_CHECKING:
     import asyncio
 
-    from plankit.teddy.session import Turn
-
-Planner = Callable[[str, "Turn"], str]
-"""Writes a turn's plan: (the prompt's text, the turn) → TeDDy plan Markdown."""
-
-PROTOCOL_VERSION = 1
-AGENT_NAME = "teddy"
-
-
-def version() -> str:
-    """plankit's version."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("plankit")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
-        return "0"
-
-
-def initialize_result() -> dict[str, Any]:
-    """TeDDy's answer to ``initialize`` (JSON form): protocol 1, no session loading,
-    embedded context in prompts, no authentication."""
-    return {
-        "protocolVersion": PROTOCOL_VERSION,
-        "agentCapabilities": {
-            "loadSession": False,
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        },
-        "authMethods": [],
-        "agentInfo": {"name": AGENT_NAME, "title": "TeDDy (plankit)", "version": version()},
-    }
-
-
-def client_caps(params: Mapping[str, Any]) -> tuple[bool, bool, bool]:
-    """(fs read, fs write, terminal) from ``initialize`` params (JSON form)."""
-    caps = params.get("clientCapabilities") or {}
-    fs = caps.get("fs") or {} if isinstance(caps, dict) else {}
-    return (
-        bool(isinstance(fs, dict) and fs.get("readTextFile")),
-        bool(isinstance(fs, dict) and fs.get("writeTextFile")),
-        bool(isinstance(caps, dict) and caps.get("terminal")),
-    )
+__all__ = ["Planner", "answer_initialize", "initialize_result", "load_planner", "serve"]
 
 
 def load_planner(spec: str) -> Planner:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from plankit.acp.entries import action_title
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ActionType,
     Conclude,
@@ -37,7 +37,7 @@ from plankit.teddy.plan import (
     Research,
     action_to_dict,
 )
-from plankit.teddy.report import ActionResult
+from plankit.teddy.run.report import ActionResult
 
 ToolKind: TypeAlias = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"

@@ -1,8 +1,8 @@
 """One TeDDy turn as ACP updates: plan, tool calls, permission requests, results.
 
-:func:`plankit.teddy.execute.execute_turn` runs in a worker thread (it is synchronous
+:func:`plankit.teddy.run.execute.execute_turn` runs in a worker thread (it is synchronous
 and runs commands); :class:`TurnRun` is plugged into its
-:class:`~plankit.teddy.actions.Runtime` as the progress hook, the per-action permit,
+:class:`~plankit.teddy.run.actions.Runtime` as the progress hook, the per-action permit,
 the CHAT_WITH_USER responder, the files and the command runner.  Each of those calls
 back into the event loop (:meth:`TurnRun.call`) to talk to the client, and waits.
 
@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 from plankit.acp import tools
 from plankit.acp.entries import action_title, plan_update, teddy_entries
 from plankit.acp.runners import first, run_in_terminal, run_locally
-from plankit.teddy.actions import LocalFiles, file_text
-from plankit.teddy.plan import Action, ActionType, ChatWithUser, Create, Edit, Plan
-from plankit.teddy.report import ActionResult
-from plankit.teddy.runner import CommandResult
+from plankit.teddy.format.model import Action, ActionType, ChatWithUser, Create, Edit, Plan
+from plankit.teddy.run.actions import LocalFiles, file_text
+from plankit.teddy.run.report import ActionResult
+from plankit.teddy.run.shell import CommandResult
 
 log = logging.getLogger("plankit.acp")
 
@@ -151,7 +151,7 @@ class ClientFiles:
 
 
 class _Runner:
-    """The :class:`~plankit.teddy.actions.CommandRunner` of a turn."""
+    """The :class:`~plankit.teddy.run.actions.CommandRunner` of a turn."""
 
     def __init__(self, run: TurnRun) -> None:
         self.run = run
@@ -278,7 +278,7 @@ class TurnRun:
         self.announced.add(index)
 
     def _preview_edit(self, action: Edit) -> tuple[str | None, str | None]:
-        from plankit.teddy.edits import EditFailed, edit_file_text
+        from plankit.teddy.run.edits import EditFailed, edit_file_text
         from plankit.workspace import PathRefused, resolve
 
         try:

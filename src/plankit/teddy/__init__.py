@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from plankit.teddy.parse import check_plan, parse_plan
-    from plankit.teddy.plan import (
+    from plankit.teddy.format.model import (
         Action,
         ActionType,
         ChatWithUser,
@@ -30,8 +29,9 @@ if TYPE_CHECKING:
         Resource,
         plan_to_dict,
     )
-    from plankit.teddy.preprocess import Preprocessed, preprocess
-    from plankit.teddy.render import render_action, render_plan
+    from plankit.teddy.format.parse import check_plan, parse_plan
+    from plankit.teddy.format.preprocess import Preprocessed, preprocess
+    from plankit.teddy.format.render import render_action, render_plan
 
 _PLAN_NAMES = (
     "Action",

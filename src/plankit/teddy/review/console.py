@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from plankit.teddy.plan import ActionType, Plan
-from plankit.teddy.review import Approval, ApprovalUnavailable, Decision
+from plankit.teddy.format.model import ActionType, Plan
+from plankit.teddy.run.approval import Approval, ApprovalUnavailable, Decision
 
 RULE = "-" * 68
 PROMPT = "Execute this plan? (a)pprove all / (r)eview full plan / (m)odify / (s)kip / (q)uit › "

@@ -18,9 +18,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
-from plankit.teddy.actions import file_text
-from plankit.teddy.plan import Create, Edit, Execute, Memo, Prune, Read
-from plankit.teddy.render import render_action
+from plankit.teddy.format.model import Create, Edit, Execute, Memo, Prune, Read
+from plankit.teddy.format.render import render_action
 from plankit.teddy.review.previews import (
     Change,
     PreviewError,
@@ -37,6 +36,7 @@ from plankit.teddy.review.previews import (
     unified,
     with_text,
 )
+from plankit.teddy.run.actions import file_text
 
 if TYPE_CHECKING:
     from plankit.teddy.review.tui import ChecklistApp

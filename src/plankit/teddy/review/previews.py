@@ -33,9 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from plankit.markdown.fences import fenced
-from plankit.teddy.actions import file_text
-from plankit.teddy.edits import EditFailed, apply_pairs
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ChatWithUser,
     Conclude,
@@ -48,6 +46,8 @@ from plankit.teddy.plan import (
     Read,
     Research,
 )
+from plankit.teddy.run.actions import file_text
+from plankit.teddy.run.edits import EditFailed, apply_pairs
 from plankit.workspace import PathRefused, resolve
 
 READ_ONLY_LINES = 400

@@ -26,10 +26,10 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from plankit.teddy.plan import Action, ChatWithUser, Conclude, Memo, Plan
-from plankit.teddy.report import action_target
-from plankit.teddy.review import Approval, Decision
+from plankit.teddy.format.model import Action, ChatWithUser, Conclude, Memo, Plan
 from plankit.teddy.review.previews import Change, Editor, PreviewError
+from plankit.teddy.run.approval import Approval, Decision
+from plankit.teddy.run.report import action_target
 
 HELP = (
     "Use [↑/↓] to navigate, [enter] to toggle, [a] to toggle all, "

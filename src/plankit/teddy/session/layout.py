@@ -232,7 +232,7 @@ def create_session(
 
 def read_meta(path: Path, default_id: str) -> TurnMeta:
     """Read a ``meta.yaml`` (a missing file is a turn with no parent)."""
-    from plankit.teddy.yamlio import load_yaml
+    from plankit.teddy.session.yamlio import load_yaml
 
     data = load_yaml(path, default={})
     if not isinstance(data, dict):
@@ -293,7 +293,7 @@ def write_meta(path: Path, meta: TurnMeta) -> None:
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
-def plan_turn(root: Path, plan: Path) -> Turn | None:
+def turn_of_plan(root: Path, plan: Path) -> Turn | None:
     """The turn a ``plan.md`` path belongs to, or None for a plan outside any session."""
     real = plan.resolve()
     base = teddy_dir(root).resolve()

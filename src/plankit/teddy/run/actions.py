@@ -1,7 +1,7 @@
 """Executing one action: what it does to the workspace and what the report says.
 
 Each function takes the action and a :class:`Runtime` and returns an
-:class:`~plankit.teddy.report.ActionResult`.  A failure is a result, not an exception;
+:class:`~plankit.teddy.run.report.ActionResult`.  A failure is a result, not an exception;
 Ctrl-C raises :class:`Interrupted` carrying the partial result.
 """
 
@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from plankit.errors import InputError
 from plankit.markdown.fences import fenced
-from plankit.teddy.config import Config
-from plankit.teddy.edits import EditFailed, edit_file_text, unified_diff
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ChatWithUser,
     Conclude,
@@ -29,14 +27,16 @@ from plankit.teddy.plan import (
     Read,
     Research,
 )
-from plankit.teddy.report import ActionResult
-from plankit.teddy.research import SearchBackend, load_backend
-from plankit.teddy.review import ChatResponder
+from plankit.teddy.run.approval import ChatResponder
+from plankit.teddy.run.edits import EditFailed, edit_file_text, unified_diff
+from plankit.teddy.run.report import ActionResult
+from plankit.teddy.run.research import SearchBackend, load_backend
+from plankit.teddy.session.config import Config
 from plankit.textio import write_text_atomic
 from plankit.workspace import PathRefused, resolve
 
 if TYPE_CHECKING:
-    from plankit.teddy.runner import CommandResult
+    from plankit.teddy.run.shell import CommandResult
 
 
 class Files(Protocol):
@@ -80,7 +80,7 @@ class CommandRunner(Protocol):
 
 
 def _local_runner() -> CommandRunner:
-    from plankit.teddy.runner import run_command
+    from plankit.teddy.run.shell import run_command
 
     return run_command
 

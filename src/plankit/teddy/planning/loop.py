@@ -31,16 +31,16 @@ from typing import TYPE_CHECKING, TextIO
 
 from plankit.errors import InputError
 from plankit.markdown.fences import fenced
-from plankit.teddy.models import Answer, Planner, PlanRequest, Retry
-from plankit.teddy.session import Turn
+from plankit.teddy.planning.models import Answer, Planner, PlanRequest, Retry
+from plankit.teddy.session.layout import Turn
 from plankit.textio import write_text_atomic
 
 if TYPE_CHECKING:
-    from plankit.teddy.config import Config
-    from plankit.teddy.execute import Outcome
-    from plankit.teddy.manual import ManualOptions
-    from plankit.teddy.plan import Plan
-    from plankit.teddy.review import Decision
+    from plankit.teddy.format.model import Plan
+    from plankit.teddy.planning.manual import ManualOptions
+    from plankit.teddy.run.approval import Decision
+    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.session.config import Config
 
 MESSAGE_FILE = "message.md"
 """The message a turn was planned from (a person's, or the re-plan feedback)."""
@@ -241,9 +241,9 @@ def _plan_locked(
     config: Config,
     fetch: Callable[[str], str] | None,
 ) -> Planned:
-    from plankit.teddy.context import build_payload
-    from plankit.teddy.parse import check_plan
-    from plankit.teddy.preprocess import preprocess
+    from plankit.teddy.context.payload import build_payload
+    from plankit.teddy.format.parse import check_plan
+    from plankit.teddy.format.preprocess import preprocess
     from plankit.textio import read_text
 
     root = turn.session.root
@@ -292,7 +292,7 @@ def _plan_locked(
 
 
 def _record(turn: Turn, answer: Answer) -> None:
-    from plankit.teddy.session import write_meta
+    from plankit.teddy.session.layout import write_meta
 
     meta = turn.meta()
     usage = answer.usage
@@ -324,12 +324,12 @@ def choose_planner(
     """The planner to use.
 
     ``manual`` forces manual mode.  A model named by ``--model``, ``TEDDY_MODEL`` or
-    config.yaml must be usable (else :class:`~plankit.teddy.models.ModelError`).  With
+    config.yaml must be usable (else :class:`~plankit.teddy.planning.models.ModelError`).  With
     none named, llm's default model is used when it is known and has its key; otherwise
     manual mode, or None when ``manual_fallback`` is false.
     """
-    from plankit.teddy.manual import ManualPlanner
-    from plankit.teddy.models import ModelError, ModelPlanner, configured_model, load_model
+    from plankit.teddy.planning.manual import ManualPlanner
+    from plankit.teddy.planning.models import ModelError, ModelPlanner, configured_model, load_model
 
     def by_hand() -> Planner:
         return ManualPlanner(manual_options, stdin=stdin, err=err)
@@ -373,8 +373,8 @@ def choose_replanner(
     terminal (``interactive``).  A plan written straight into ``plan.md`` gets no
     automatic re-plan: llm's default model is never used implicitly here.
     """
-    from plankit.teddy.manual import ManualPlanner
-    from plankit.teddy.models import MANUAL, ModelPlanner, configured_model, load_model
+    from plankit.teddy.planning.manual import ManualPlanner
+    from plankit.teddy.planning.models import MANUAL, ModelPlanner, configured_model, load_model
 
     if manual:
         return ManualPlanner(stdin=stdin, err=err)
@@ -394,7 +394,7 @@ class ValidateOnly:
 
     def review(self, plan: Plan, plan_file: Path | None) -> Decision:
         """Never approve: the person reviews a re-planned turn themselves."""
-        from plankit.teddy.review import Decision
+        from plankit.teddy.run.approval import Decision
 
         return Decision.QUIT
 
@@ -426,9 +426,9 @@ def replan(
 ) -> Replanned:
     """The automated re-plan loop for ``failed``, whose execution ``outcome`` is a
     validation failure (see the module documentation)."""
-    from plankit.teddy.execute import execute_turn
-    from plankit.teddy.review import NoReply
-    from plankit.teddy.validate import describe
+    from plankit.teddy.run.approval import NoReply
+    from plankit.teddy.run.execute import execute_turn
+    from plankit.teddy.run.validate import describe
 
     if not outcome.validation or outcome.next_turn is None:
         raise ValueError("replan() needs the outcome of a validation failure in a session")
@@ -467,7 +467,7 @@ class TurnPlanner:
         self.model = model
 
     def __call__(self, text: str, turn: Turn) -> str:
-        from plankit.teddy.config import load_config
+        from plankit.teddy.session.config import load_config
 
         config = load_config(turn.session.root)
         planner = choose_planner(

@@ -19,7 +19,7 @@ from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID, run
 if TYPE_CHECKING:
     from plankit.acp.stdio import Planner as AcpPlanner
     from plankit.errors import Diagnostic
-    from plankit.teddy.plan import Action, Plan
+    from plankit.teddy.format.model import Action, Plan
     from plankit.textio import TextFile
 
 
@@ -62,7 +62,7 @@ def _one_line(text: str | None, width: int = 60) -> str:
 
 
 def _summary(action: Action) -> str:
-    from plankit.teddy import plan as m
+    from plankit.teddy.format import model as m
 
     match action:
         case m.Create(path=path, content=content):
@@ -124,8 +124,8 @@ def parse(plan: str, as_json: bool) -> None:
     PLAN is a Markdown file, or - for standard input.
     """
     from plankit.errors import InputError
-    from plankit.teddy.parse import check_plan
-    from plankit.teddy.plan import plan_to_dict
+    from plankit.teddy.format.model import plan_to_dict
+    from plankit.teddy.format.parse import check_plan
     from plankit.textio import decode_text, read_text
 
     name = "<stdin>" if plan == "-" else plan
@@ -171,7 +171,7 @@ def preprocess(plan: str | None, check: bool, no_copy: bool) -> None:
 
     What was changed is listed on standard error, line by line.
     """
-    from plankit.teddy.preprocess import preprocess as sanitize
+    from plankit.teddy.format.preprocess import preprocess as sanitize
     from plankit.textio import decode_text, write_text_atomic
 
     if plan is None:
@@ -238,9 +238,9 @@ def new(name: str) -> None:
     system_prompt.xml is the default agent's prompt.
     """
     from plankit.errors import InputError
-    from plankit.teddy.config import load_config
-    from plankit.teddy.prompts import agent_name, get_prompt
-    from plankit.teddy.session import create_session
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import create_session
+    from plankit.teddy.session.prompts import agent_name, get_prompt
     from plankit.workspace import find_root
 
     root = find_root() or Path.cwd()
@@ -258,9 +258,9 @@ def new(name: str) -> None:
 def context(session_name: str | None) -> None:
     """Write input.md for the current turn and print its path."""
     from plankit.errors import InputError
-    from plankit.teddy.config import load_config
-    from plankit.teddy.context import build_payload
-    from plankit.teddy.session import find_session
+    from plankit.teddy.context.payload import build_payload
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
     from plankit.textio import write_text_atomic
 
     root = _project_root()
@@ -304,14 +304,14 @@ def execute(
     plan in the next turn, at most replan.max_attempts times; nothing else runs.
     """
     from plankit.errors import InputError
-    from plankit.teddy.actions import Runtime
-    from plankit.teddy.config import load_config
-    from plankit.teddy.execute import execute_stateless, execute_turn
-    from plankit.teddy.progress import live_progress
-    from plankit.teddy.report import Status
-    from plankit.teddy.review import Approver, AutoApprover, ChatResponder
     from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
-    from plankit.teddy.session import find_session, plan_turn
+    from plankit.teddy.run.actions import Runtime
+    from plankit.teddy.run.approval import Approver, AutoApprover, ChatResponder
+    from plankit.teddy.run.execute import execute_stateless, execute_turn
+    from plankit.teddy.run.progress import live_progress
+    from plankit.teddy.run.report import Status
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session, turn_of_plan
     from plankit.workspace import find_root
 
     root = find_root() or Path.cwd()
@@ -330,7 +330,7 @@ def execute(
                 _fail("no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`")
             turn = find_session(root, session_name).latest()
         else:
-            turn = plan_turn(root, Path(plan))
+            turn = turn_of_plan(root, Path(plan))
         if turn is not None:
             outcome = execute_turn(
                 turn, approver=approver, chat=chat, config=config, runtime=runtime
@@ -395,9 +395,9 @@ def acp_command(planner: str | None, model: str | None, verbose: bool) -> None:
     try:
         loaded: AcpPlanner | None = load_planner(planner) if planner else None
         if loaded is None:
-            from plankit.teddy.config import load_config
-            from plankit.teddy.models import configured_model
-            from plankit.teddy.planning import TurnPlanner
+            from plankit.teddy.planning.loop import TurnPlanner
+            from plankit.teddy.planning.models import configured_model
+            from plankit.teddy.session.config import load_config
             from plankit.workspace import find_root
 
             root = find_root() or Path.cwd()
@@ -411,10 +411,10 @@ def acp_command(planner: str | None, model: str | None, verbose: bool) -> None:
 # --- planning: teddy plan / resume / get-prompt ---------------------------------------
 
 if TYPE_CHECKING:
-    from plankit.teddy.config import Config
-    from plankit.teddy.execute import Outcome
-    from plankit.teddy.models import Planner
-    from plankit.teddy.session import Turn
+    from plankit.teddy.planning.models import Planner
+    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.session.config import Config
+    from plankit.teddy.session.layout import Turn
 
 _MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
 _ANSWER_SOURCES = ("auto", "clipboard", "stdin", "editor")
@@ -451,8 +451,8 @@ def _plan_and_report(
     as_json: bool = False,
 ) -> None:
     from plankit.errors import InputError
-    from plankit.teddy.models import PlanningCancelled
-    from plankit.teddy.planning import plan_turn
+    from plankit.teddy.planning.loop import plan_turn
+    from plankit.teddy.planning.models import PlanningCancelled
 
     try:
         planned = plan_turn(turn, message, planner, config, replace_plan=replace_plan)
@@ -533,10 +533,10 @@ def plan_command(
     the answer is copied), else $EDITOR, else the terminal (end with Ctrl-D).
     """
     from plankit.errors import InputError
-    from plankit.teddy.config import load_config
-    from plankit.teddy.manual import ManualOptions
-    from plankit.teddy.planning import check_plannable, choose_planner, saved_message
-    from plankit.teddy.session import find_session
+    from plankit.teddy.planning.loop import check_plannable, choose_planner, saved_message
+    from plankit.teddy.planning.manual import ManualOptions
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
 
     root = _project_root()
     try:
@@ -560,9 +560,9 @@ def plan_command(
 def _replan(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, yes: bool) -> None:
     """The automated re-plan loop after a validation failure (``teddy execute``)."""
     from plankit.errors import InputError
-    from plankit.teddy.config import load_config
-    from plankit.teddy.models import PlanningCancelled
-    from plankit.teddy.planning import Planned, choose_replanner, replan
+    from plankit.teddy.planning.loop import Planned, choose_replanner, replan
+    from plankit.teddy.planning.models import PlanningCancelled
+    from plankit.teddy.session.config import load_config
 
     root = turn.session.root
     try:
@@ -582,8 +582,8 @@ def _replan(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, ye
             "set); the next turn's message.md holds the errors: `teddy plan` uses it",
             err=True,
         )
-        from plankit.teddy.planning import MESSAGE_FILE, feedback_message
-        from plankit.teddy.validate import describe
+        from plankit.teddy.planning.loop import MESSAGE_FILE, feedback_message
+        from plankit.teddy.run.validate import describe
         from plankit.textio import write_text_atomic
 
         assert outcome.next_turn is not None
@@ -649,9 +649,9 @@ def resume(
     latest turn, as by `teddy plan`.
     """
     from plankit.errors import InputError
-    from plankit.teddy.config import load_config
-    from plankit.teddy.planning import choose_planner, saved_message
-    from plankit.teddy.session import find_session
+    from plankit.teddy.planning.loop import choose_planner, saved_message
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
 
     root = _project_root()
     try:
@@ -697,8 +697,8 @@ def get_prompt_command(agent: str | None, list_agents: bool) -> None:
     A project's .teddy/prompts/<agent>.xml wins over the bundled prompt.
     """
     from plankit.errors import InputError
-    from plankit.teddy.config import Config, load_config
-    from plankit.teddy.prompts import get_prompt, known_agents
+    from plankit.teddy.session.config import Config, load_config
+    from plankit.teddy.session.prompts import get_prompt, known_agents
     from plankit.workspace import find_root
 
     root = find_root()

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 
 from plankit.markdown.fences import fenced
 from plankit.markdown.links import root_link
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ChatWithUser,
     Conclude,

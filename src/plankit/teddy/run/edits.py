@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plankit.teddy.plan import EditPair
+from plankit.teddy.format.model import EditPair
 
 
 class EditFailed(Exception):

@@ -11,7 +11,7 @@ A planner turns a :class:`PlanRequest` (system prompt and user prompt) into an
 progress on standard error (a live status line on a terminal, two plain lines
 otherwise), records token usage, and retries network failures with backoff a bounded
 number of times.  Manual mode (a person pastes the answer) is
-:class:`plankit.teddy.manual.ManualPlanner`.
+:class:`plankit.teddy.planning.manual.ManualPlanner`.
 
 Every failure is a :class:`ModelError` whose text is one line naming the fix.  llm is
 imported inside the functions that need it, never when a command starts.
@@ -154,7 +154,7 @@ def register_bundled_plugin() -> None:
     _import_llm()
     from llm.plugins import load_plugins, pm
 
-    from plankit.teddy import scripted_model
+    from plankit.teddy.planning import scripted_model
 
     load_plugins()  # type: ignore[no-untyped-call]
     if not pm.is_registered(scripted_model):

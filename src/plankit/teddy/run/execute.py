@@ -28,22 +28,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plankit.errors import InputError, PlanError
-from plankit.teddy.actions import Interrupted, Runtime, run_action
-from plankit.teddy.config import Config
-from plankit.teddy.memos import MemoResult, apply_memos, load_memos
-from plankit.teddy.parse import parse_plan
-from plankit.teddy.plan import Action, Conclude, Invoke, Plan, Prune, Read
-from plankit.teddy.prompts import agent_name, get_prompt, known_agents
-from plankit.teddy.report import ActionResult, Report, Status, overall_status, render_report
-from plankit.teddy.review import (
+from plankit.teddy.format.model import Action, Conclude, Invoke, Plan, Prune, Read
+from plankit.teddy.format.parse import parse_plan
+from plankit.teddy.run.actions import Interrupted, Runtime, run_action
+from plankit.teddy.run.approval import (
     Approval,
     ApprovalUnavailable,
     Approver,
     ChatResponder,
     Decision,
 )
-from plankit.teddy.session import Turn, TurnMeta, turn_name, write_meta
-from plankit.teddy.validate import ValidationIssue, Workspace, validate_plan
+from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
+from plankit.teddy.run.validate import ValidationIssue, Workspace, validate_plan
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import Turn, TurnMeta, turn_name, write_meta
+from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
+from plankit.teddy.session.prompts import agent_name, get_prompt, known_agents
 from plankit.textio import read_text, write_text_atomic
 
 
@@ -208,13 +208,13 @@ def _run_report(
 
 
 def _read_context(path: Path) -> list[str]:
-    from plankit.teddy.context import read_context_file
+    from plankit.teddy.context.payload import read_context_file
 
     return read_context_file(path)
 
 
 def _write_context(path: Path, entries: Sequence[str]) -> None:
-    from plankit.teddy.context import write_context_file
+    from plankit.teddy.context.payload import write_context_file
 
     write_context_file(path, entries)
 

@@ -13,8 +13,7 @@ from enum import StrEnum
 
 from plankit.markdown.fences import fenced
 from plankit.markdown.links import root_link
-from plankit.teddy.memos import MemoResult
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ChatWithUser,
     Conclude,
@@ -26,6 +25,7 @@ from plankit.teddy.plan import (
     Read,
     Research,
 )
+from plankit.teddy.session.memos import MemoResult
 
 
 class Status(StrEnum):

@@ -2,7 +2,7 @@
 its elapsed time), done, failed or skipped.
 
 :func:`live_progress` gives a live rich display when the stream is a terminal and plain
-lines otherwise (a log, CI).  Either one is a :class:`~plankit.teddy.actions.Progress`
+lines otherwise (a log, CI).  Either one is a :class:`~plankit.teddy.run.actions.Progress`
 for ``Runtime(progress=…)``; :meth:`Tracker.watch` wraps the approver so the display
 learns the approved actions (and which were left out) before the first one runs.
 Progress goes to standard error, like every message that is not the command's output;
@@ -19,15 +19,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from plankit.teddy.plan import Action, ChatWithUser
-from plankit.teddy.report import ActionResult, action_target
-from plankit.teddy.review import Approval, Approver, Decision
+from plankit.teddy.format.model import Action, ChatWithUser
+from plankit.teddy.run.approval import Approval, Approver, Decision
+from plankit.teddy.run.report import ActionResult, action_target
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.live import Live
 
-    from plankit.teddy.plan import Plan
+    from plankit.teddy.format.model import Plan
 
 SHOW_ELAPSED_AFTER = 1.0
 """Seconds after which a running action shows its elapsed time."""

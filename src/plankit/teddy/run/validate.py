@@ -8,7 +8,7 @@ Checks, against the plan and the workspace as it is:
 - CREATE: the file does not exist yet;
 - EDIT: the file exists, is in the turn's context (or was created earlier in the same
   plan), and its FIND blocks apply in order, each matching once (see
-  :mod:`plankit.teddy.edits`), with a REPLACE different from its FIND;
+  :mod:`plankit.teddy.run.edits`), with a REPLACE different from its FIND;
 - PRUNE: the resource is in the turn's context;
 - EXECUTE: ``cwd`` is an existing directory inside the root;
 - INVOKE: the agent has a prompt; CONCLUDE: there is a caller to return to.
@@ -23,10 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plankit.teddy.actions import file_text
-from plankit.teddy.edits import EditFailed, apply_pairs
-from plankit.teddy.memos import check_memos
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     Conclude,
     Create,
@@ -37,6 +34,9 @@ from plankit.teddy.plan import (
     Prune,
     Read,
 )
+from plankit.teddy.run.actions import file_text
+from plankit.teddy.run.edits import EditFailed, apply_pairs
+from plankit.teddy.session.memos import check_memos
 from plankit.workspace import PathRefused, resolve
 
 

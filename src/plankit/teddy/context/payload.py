@@ -4,14 +4,14 @@
 
     # Agent Invocation Payload
     ## 1. System Information     CWD, OS, shell, session and turn names
-    ## 2. Project Structure      the tree (see :mod:`plankit.teddy.tree_listing`)
+    ## 2. Project Structure      the tree (see :mod:`plankit.teddy.context.tree_listing`)
     ## 3. Memos                  .teddy/memos.yaml verbatim (left out when there is none)
     ## 4. Context Summary        ### Turn / ### Session / ### Global: what each names
     ## 5. Resource Contents      each resource once, turn → session → global
 
 The three context files (``<turn>/turn.context``, ``<session>/session.context``,
 ``.teddy/global.context``) name one root-relative path or http(s) URL a line (see
-:mod:`plankit.teddy.context_files`, whose functions this module re-exports).  Every
+:mod:`plankit.teddy.context.files`, whose functions this module re-exports).  Every
 resource gets a header; its body is the content in a fence chosen by the dynamic
 fencing rule, or one plain sentence saying why it is not shown (missing, unreadable,
 binary, refused because it leads out of the project root, a URL that failed).
@@ -33,16 +33,16 @@ from pathlib import Path
 
 from plankit.markdown.fences import fence_for, fenced, longest_run
 from plankit.markdown.links import root_link
-from plankit.teddy.context_files import (
+from plankit.teddy.context.files import (
     ContextEntry,
     normalize_entry,
     parse_entry,
     read_context_file,
     write_context_file,
 )
-from plankit.teddy.context_languages import language_for
-from plankit.teddy.tree_listing import display_name, project_tree
-from plankit.teddy.urls import FetchError, fetch_url
+from plankit.teddy.context.languages import language_for
+from plankit.teddy.context.tree_listing import display_name, project_tree
+from plankit.teddy.context.urls import FetchError, fetch_url
 
 __all__ = [
     "ContextEntry",

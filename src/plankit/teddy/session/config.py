@@ -75,7 +75,7 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
 
 def load_config(root: Path) -> Config:
     """Read ``<root>/.teddy/config.yaml`` (defaults when it does not exist)."""
-    from plankit.teddy.yamlio import load_yaml
+    from plankit.teddy.session.yamlio import load_yaml
 
     path = root / ".teddy" / "config.yaml"
     data = load_yaml(path, default={})

@@ -67,8 +67,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from plankit.teddy.parse import action_type_of, check_plan, is_edit_label, section_of
-from plankit.teddy.plan import ActionType
+from plankit.teddy.format.model import ActionType
+from plankit.teddy.format.parse import action_type_of, check_plan, is_edit_label, section_of
 
 
 @dataclass(frozen=True, slots=True)

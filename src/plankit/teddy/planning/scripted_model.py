@@ -1,7 +1,7 @@
 """A scripted language model, so that a whole TeDDy session can run offline in tests.
 
 It is an llm plugin: llm knows it as the model ``teddy-scripted`` (plankit declares the
-plugin as an entry point in the ``llm`` group, and :mod:`plankit.teddy.models`
+plugin as an entry point in the ``llm`` group, and :mod:`plankit.teddy.planning.models`
 registers it too when that metadata is missing).  It answers each request with the
 next prepared response, in order:
 
@@ -21,7 +21,7 @@ Token usage is reported as one token per four characters, rounded up.
 
 Example (pytest)::
 
-    from plankit.teddy import scripted_model
+    from plankit.teddy.planning import scripted_model
 
     def test_my_flow(monkeypatch):
         scripted_model.script(["# A plan …"])
@@ -154,7 +154,8 @@ def _next() -> str | BaseException:
     name = os.environ.get(ENV_RESPONSES)
     if not name:
         raise llm.ModelError(
-            f"the scripted model has nothing to say: call plankit.teddy.scripted_model.script() "
+            "the scripted model has nothing to say: call "
+            "plankit.teddy.planning.scripted_model.script() "
             f"or set {ENV_RESPONSES} to a JSON list or a directory of answers"
         )
     return _next_from_file(Path(name))

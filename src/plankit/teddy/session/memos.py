@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plankit.errors import InputError
-from plankit.teddy.plan import Memo
+from plankit.teddy.format.model import Memo
 
 
 def memos_path(root: Path) -> Path:
@@ -17,7 +17,7 @@ def memos_path(root: Path) -> Path:
 
 def load_memos(root: Path) -> list[str]:
     """The memos, in file order (empty when there is no file)."""
-    from plankit.teddy.yamlio import load_yaml
+    from plankit.teddy.session.yamlio import load_yaml
 
     path = memos_path(root)
     data = load_yaml(path, default=[])
@@ -61,7 +61,7 @@ def apply_memos(root: Path, changes: Sequence[Memo]) -> list[MemoResult]:
         return []
     from ruamel.yaml.comments import CommentedSeq
 
-    from plankit.teddy.yamlio import dump_yaml, load_yaml
+    from plankit.teddy.session.yamlio import dump_yaml, load_yaml
 
     path = memos_path(root)
     data = load_yaml(path, default=CommentedSeq())

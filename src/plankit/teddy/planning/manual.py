@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from plankit.errors import InputError
-from plankit.teddy.models import MANUAL, Answer, PlanningCancelled, PlanRequest
+from plankit.teddy.planning.models import MANUAL, Answer, PlanningCancelled, PlanRequest
 from plankit.textio import write_text_atomic
 
 SOURCES = ("auto", "clipboard", "stdin", "editor")

@@ -1,4 +1,4 @@
-"""TeDDy plan text → :class:`~plankit.teddy.plan.Plan`, with every problem reported.
+"""TeDDy plan text → :class:`~plankit.teddy.format.model.Plan`, with every problem reported.
 
 :func:`check_plan` walks the Markdown tree once and returns the plan (when there is
 no problem) and the list of :class:`~plankit.errors.Diagnostic`; :func:`parse_plan`
@@ -32,7 +32,7 @@ from plankit.markdown.tree import (
     Paragraph,
     parse_document,
 )
-from plankit.teddy.plan import (
+from plankit.teddy.format.model import (
     Action,
     ActionType,
     ChatWithUser,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from plankit.teddy.urls import is_url_entry
+from plankit.teddy.context.urls import is_url_entry
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The context payload (input.md): context files, the project tree listing and URLs."""

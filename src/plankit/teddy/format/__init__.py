@@ -1,0 +1,2 @@
+"""The TeDDy plan format: the plan model, parsing, rendering and the answer-to-plan
+sanitizer."""

@@ -1,0 +1,2 @@
+"""Running a plan: validation, edits, actions, the shell runner, reports, the turn
+transition, and the approval contract that ``review/`` implements."""
