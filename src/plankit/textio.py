@@ -3,9 +3,10 @@
 Every file plankit reads as a document goes through :func:`read_text`, which turns
 the usual ways a file can be wrong (missing, a directory, too large, not UTF-8, NUL
 bytes, empty) into an :class:`~plankit.errors.InputError` naming the file, the line
-and the fix.  Every file plankit writes goes through :func:`write_text_atomic`: a
-temporary file in the same directory, flushed to disk, then renamed over the target,
-so a crash leaves either the old file or the new one, never half of one.
+and the fix.  Every file plankit writes goes through :func:`write_bytes_atomic` (or
+:func:`write_text_atomic` on top of it): a temporary file in the same directory,
+flushed to disk, renamed over the target, then the directory flushed, so a crash
+leaves either the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -102,29 +103,76 @@ def read_text(
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, bom: bool = False) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) atomically, keeping the file's permissions."""
-    import tempfile
+    """Replace ``path`` with ``text`` (UTF-8, after a byte-order mark when ``bom``)
+    atomically; see :func:`write_bytes_atomic`."""
+    write_bytes_atomic(path, (_BOM if bom else b"") + text.encode("utf-8"))
 
+
+_TEMP_ATTEMPTS = 100
+_NAME_ROOM = 200
+"""Characters of the target's name kept in the temporary file's name (NAME_MAX is 255)."""
+
+
+def _create_temp(directory: str, base: str) -> tuple[int, str]:
+    """A new, empty file next to the target: its descriptor and path.
+
+    It is created with mode 0666 and the process umask applied by the kernel (as
+    ``open(path, "w")`` would), so a new target gets the mode users expect; the umask is
+    never changed, which other threads could observe.
+    """
+    import secrets
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    for _ in range(_TEMP_ATTEMPTS):
+        tmp = os.path.join(directory, f".{base[:_NAME_ROOM]}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name next to {base} in {directory}")
+
+
+def _fsync_directory(directory: str) -> None:
+    """Flush the directory entry of a rename to disk (where directories can be opened)."""
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # a platform or file system without directory descriptors
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace (or create) ``path`` with ``data`` atomically.
+
+    The bytes go to a temporary file in the same directory, which is flushed to disk
+    (fsync) and renamed over ``path``; then the directory is flushed, so the rename
+    itself survives a crash.  A reader sees the old file or the new one, never half of
+    one.  An existing file keeps its permission bits; a new one gets 0666 less the
+    umask.  On any failure the temporary file is removed and the target is untouched;
+    the error (an :class:`OSError`) is raised to the caller.
+    """
     target = os.fspath(path)
-    data = (_BOM if bom else b"") + text.encode("utf-8")
-    directory = os.path.dirname(target) or "."
-    base = os.path.basename(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+    directory, base = os.path.split(os.path.abspath(target))
+    fd, tmp = _create_temp(directory, base)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            pass
+        else:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    _fsync_directory(directory)

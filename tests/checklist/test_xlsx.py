@@ -4,6 +4,7 @@ it at once; every bad input a clear error that leaves the file as it was."""
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -113,6 +114,47 @@ def test_write_is_atomic_and_keeps_permissions(path: Path) -> None:
     assert path.stat().st_ino != inode  # replaced by a rename, not rewritten in place
     leftovers = [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_a_new_workbook_gets_the_umask_mode_and_its_folder_is_flushed(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kinds: list[str] = []
+    real_fsync = os.fsync
+
+    def recording(fd: int) -> None:
+        kinds.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    old = os.umask(0o027)
+    try:
+        PlanManager(XlsxWorkbook(path)).init_plan(raise_errors=True)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert kinds == ["file", "dir"]
+
+
+def test_a_failed_save_is_a_store_error_and_leaves_no_temporary_file(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manager = PlanManager(XlsxWorkbook(path))
+    manager.init_plan(raise_errors=True)
+    before = path.read_bytes()
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(StoreError, match="No space left on device") as caught:
+        manager.complete_task("1.1")
+    monkeypatch.undo()
+    assert caught.value.code == "write-failed"
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(".lock")) == [
+        path.name
+    ]
 
 
 # --- concurrency ---------------------------------------------------------------------

@@ -386,6 +386,7 @@ class RecordingSheetsApi(BaseAdapter):
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the recording in the format :meth:`ReplaySheetsApi.from_file` reads."""
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"exchanges": self.exchanges}, handle, ensure_ascii=False, indent=2)
-            handle.write("\n")
+        from plankit.textio import write_text_atomic
+
+        text = json.dumps({"exchanges": self.exchanges}, ensure_ascii=False, indent=2)
+        write_text_atomic(path, text + "\n")

@@ -2,9 +2,10 @@
 
 Every call (or every :meth:`XlsxWorkbook.transaction`) takes the workbook's
 cross-process lock, reads the file afresh, and, when something changed, writes the
-whole workbook to a temporary file in the same folder, flushes it to disk and renames
-it over the original.  Two processes updating the same plan therefore never lose each
-other's changes, and a crash leaves the old workbook or the new one, never half of one.
+whole workbook atomically (:func:`plankit.textio.write_bytes_atomic`: a temporary
+file in the same folder, flushed to disk, renamed over the original).  Two processes
+updating the same plan therefore never lose each other's changes, and a crash leaves
+the old workbook or the new one, never half of one.
 
 The file is created on the first write.  Text is stored with the escapes Excel uses
 (``_x000D_`` for a carriage return), so a CRLF plan reads back byte for byte in
@@ -13,11 +14,9 @@ Excel, LibreOffice, calamine and here.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import os
 import re
-import tempfile
 from typing import TYPE_CHECKING
 
 from plankit.checklist.errors import StoreError
@@ -170,29 +169,18 @@ class XlsxWorkbook(LockedFileStore["_Session"]):
             ) from None
 
     def _save(self, wb: Workbook) -> None:
+        import io
+
+        from plankit.textio import write_bytes_atomic
+
         path = self.path
         check_writable(path)
-        directory, base = os.path.split(os.path.abspath(path))
+        buffer = io.BytesIO()
+        wb.save(buffer)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=directory)
+            write_bytes_atomic(path, buffer.getvalue())
         except OSError as exc:
             raise write_error(path, exc) from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                wb.save(handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            with contextlib.suppress(FileNotFoundError):
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            os.replace(tmp, path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise write_error(path, exc) from None
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
     # --- the store -----------------------------------------------------------------------
 
