@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -627,6 +626,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
     hits: list[str] = []
+    done = threading.Event()  # /slow answers only when the test is over
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -636,7 +636,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         def _answer(self) -> None:
             hits.append(self.path)
             if self.path == "/slow":
-                time.sleep(1.0)
+                done.wait(60)
             pages = {
                 "/guide.html": ("text/html; charset=utf-8", PAGE.encode()),
                 "/notes.txt": ("text/plain; charset=utf-8", b"plain ```text```\n"),
@@ -657,11 +657,13 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # a short poll interval: shutdown() at the end waits for one poll
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", hits)
     finally:
+        done.set()
         httpd.shutdown()
         httpd.server_close()
 

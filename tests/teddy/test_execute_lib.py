@@ -13,6 +13,7 @@ from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import create_session
 from plankit.teddy.session.prompts import get_prompt
 from tests.teddy.test_session_e2e import plan
+from tests.waiting import record_group, wait_for_group_end, wait_until
 
 
 def _turn(tmp_path: Path, actions: str):  # type: ignore[no-untyped-def]
@@ -91,25 +92,24 @@ def test_ctrl_c_before_the_wait_still_stops_the_command(
 ) -> None:
     # The interrupt can arrive while the output readers are being set up, before the
     # wait: the command must be stopped all the same.
-    import time
-
     import plankit.teddy.run.shell as runner
 
     real = runner._Capture.__init__
     calls = []
+    group, marker = tmp_path / "group", tmp_path / "finished"
 
     def interrupted_once(self: runner._Capture, stream: object, cap: int) -> None:
         calls.append(1)
         if len(calls) == 1:
-            time.sleep(0.3)  # let the command start
+            wait_until(group.exists, "the command to start")
             raise KeyboardInterrupt
         real(self, stream, cap)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner._Capture, "__init__", interrupted_once)
-    marker = tmp_path / "finished"
-    result = runner.run_command(f"sleep 2; touch {marker}", cwd=tmp_path, timeout=30, cap=1000)
+    command = f"{record_group(group)}; sleep 30; touch {marker}"
+    result = runner.run_command(command, cwd=tmp_path, timeout=60, cap=1000)
     assert result.interrupted and result.exit_code is None
-    time.sleep(2.5)
+    wait_for_group_end(group)  # stopped: the sleep is gone long before its 30 s
     assert not marker.exists()
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
+from tests.waiting import record_group, wait_for_group_end, wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 RATIONALE = "\n".join(
@@ -360,21 +360,19 @@ def test_execute_times_out(project: Path) -> None:
     (project / ".teddy").mkdir()
     (project / ".teddy" / "config.yaml").write_text("execute:\n  timeout: 1\n")
     session = start_session(project)
-    write_plan(session / "01", plan("### `EXECUTE`\n```shell\nsleep 30\n```"))
-    started = time.monotonic()
+    group = project / "group"
+    command = f"{record_group(group)}; sleep 30; touch finished"
+    write_plan(session / "01", plan(f"### `EXECUTE`\n```shell\n{command}\n```"))
     teddy(project, "execute", "-y", check=1)
-    assert time.monotonic() - started < 20
+    wait_for_group_end(group)
+    assert not (project / "finished").exists()  # stopped, not waited for
     report = (session / "01" / "report.md").read_text()
     assert "timed out after 1 s" in report
     assert "stopped after 1 s" in report
 
 
-def _wait_for(path: Path, seconds: float = 20) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} never appeared")
-        time.sleep(0.05)
+def _wait_for(path: Path) -> None:
+    wait_until(path.exists, f"{path} to appear")
 
 
 def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> None:
@@ -382,7 +380,8 @@ def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> 
     write_plan(
         session / "01",
         plan(
-            "### `EXECUTE`\n```shell\ntouch started; sleep 30; touch finished\n```\n\n"
+            f"### `EXECUTE`\n```shell\n{record_group(project / 'group')}; "
+            "touch started; sleep 30; touch finished\n```\n\n"
             "### `CREATE`\n- **File Path:** [after.txt](/after.txt)\n```\nx\n```"
         ),
     )
@@ -402,8 +401,8 @@ def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> 
     assert "stopped by Ctrl-C" in report
     assert "Skipped 🟡 (skipped: execution was interrupted)" in report
     assert not (project / "after.txt").exists()
-    time.sleep(0.5)
-    assert not (project / "finished").exists()  # the whole process group was stopped
+    wait_for_group_end(project / "group")  # the whole process group was stopped …
+    assert not (project / "finished").exists()  # … long before its sleep ended
     leftovers = [
         p for p in project.rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".next-")
     ]
@@ -413,7 +412,9 @@ def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> 
 
 def test_second_execute_on_the_same_session_is_refused(project: Path) -> None:
     session = start_session(project)
-    write_plan(session / "01", plan("### `EXECUTE`\n```shell\ntouch started; sleep 5\n```"))
+    # the first run holds the session until the test releases it, however slow the second
+    hold = "touch started; for i in $(seq 1200); do [ -e release ] && break; sleep 0.05; done"
+    write_plan(session / "01", plan(f"### `EXECUTE`\n```shell\n{hold}\n```"))
     first = subprocess.Popen(
         [TEDDY, "execute", "-y"],
         cwd=project,
@@ -426,7 +427,8 @@ def test_second_execute_on_the_same_session_is_refused(project: Path) -> None:
         second = teddy(project, "execute", "-y", check=1)
         assert "another `teddy execute` is running on session" in second.stderr
     finally:
-        first.communicate(timeout=60)
+        (project / "release").touch()
+        first.communicate(timeout=120)
     assert first.returncode == 0
     assert (session / "02").is_dir() and not (session / "03").exists()
 
