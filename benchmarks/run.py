@@ -1,6 +1,6 @@
 """Run every benchmark and print one table: measurement, ratio, target, whether it meets it.
 
-    .venv/bin/python benchmarks/run.py            # the default rounds (a few minutes)
+    .venv/bin/python benchmarks/run.py            # the default rounds (several minutes)
     .venv/bin/python benchmarks/run.py --quick    # fewer rounds, noisier ratios
 
 The exit status is 0 whatever the ratios are: targets are reported, not enforced.
@@ -8,18 +8,24 @@ The exit status is 0 whatever the ratios are: targets are reported, not enforced
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
 
-import bench_acp
-import bench_checklist
-import bench_context
-import bench_execute
-import bench_parse
-import bench_preprocess
-import bench_startup
 from _bench import Result, log, table
+
+BENCHMARKS = [
+    # (script, rounds, rounds with --quick); each script's measure(rounds) gives its results
+    ("bench_parse", 15, 5),
+    ("bench_preprocess", 9, 3),
+    ("bench_startup", 30, 20),
+    ("bench_execute", 7, 3),
+    ("bench_context", 31, 31),
+    ("bench_checklist", 25, 10),
+    ("bench_agentflow", 5, 3),
+    ("bench_acp", 15, 5),
+]
 
 
 def main(argv: list[str]) -> int:
@@ -29,13 +35,8 @@ def main(argv: list[str]) -> int:
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}"
     )
     results: list[Result] = []
-    results += bench_parse.measure(rounds=5 if quick else 15)
-    results += bench_preprocess.measure(rounds=3 if quick else 9)
-    results += bench_startup.measure(rounds=20 if quick else 30)
-    results += bench_execute.measure(rounds=3 if quick else 7)
-    results += bench_context.measure()
-    results += bench_checklist.measure(rounds=10 if quick else 25)
-    results += bench_acp.measure(rounds=5 if quick else 15)
+    for name, rounds, quick_rounds in BENCHMARKS:
+        results += importlib.import_module(name).measure(rounds=quick_rounds if quick else rounds)
     print(table(results))
     return 0
 
