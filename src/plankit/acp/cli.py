@@ -33,7 +33,7 @@ def run_command(
 
     \b
     plankit acp run -- teddy acp "$(cat plan.md)"
-    plankit acp run --approve-all -- teddy acp /execute plan.md
+    plankit acp run --approve-all -- teddy acp "/execute plan.md"
     PROMPT - reads the prompt from standard input.
 
     Permission requests are asked at the terminal unless --approve-all or --deny-all
