@@ -271,6 +271,20 @@ async def subprocess_agent(
         yield conn, transcript, process
 
 
+async def settled(client: RecordingClient, transcript: Transcript) -> None:
+    """Wait until the client has handled every ``session/update`` that has arrived.
+
+    The SDK runs each notification's handler in a task of its own, so the answer to a
+    prompt can be read before the handlers of the updates sent ahead of it have run.
+    """
+    from tests.waiting import until
+
+    await until(
+        lambda: len(client.updates) >= transcript.methods().count("session/update"),
+        "the client to handle every update that arrived",
+    )
+
+
 async def start_session(conn: Any, client: RecordingClient, cwd: Path) -> str:
     """``initialize`` and ``session/new``; the session id."""
     await conn.initialize(protocol_version=1, client_capabilities=client.capabilities())

@@ -23,8 +23,10 @@ from tests.acp.kit import (
     in_process,
     plan_text,
     read,
+    settled,
     start_session,
 )
+from tests.waiting import DEADLINE, record_group, until, wait_for_group_end
 
 
 def run_turns(
@@ -46,7 +48,9 @@ def run_turns(
                     session_id=session_id, prompt=[{"type": "text", "text": text}]
                 )
                 stops.append(response.stop_reason)
-            await asyncio.sleep(0.05)  # let trailing notifications land
+            # the command list is sent after session/new's answer, so it may come late
+            await until(lambda: client.of_kind("available_commands_update"), "the commands")
+            await settled(client, transcript)
             return stops, session_id, transcript
 
     return asyncio.run(main())
@@ -63,7 +67,7 @@ def test_initialize_and_new_session(project: Path, check: SchemaCheck) -> None:
         async with in_process(TeddyAgent(), client, check) as (conn, _):
             init = await conn.initialize(protocol_version=1)
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
-            await asyncio.wait_for(client.update_seen.wait(), 5)
+            await asyncio.wait_for(client.update_seen.wait(), DEADLINE)
             return init, session.session_id
 
     init, session_id = asyncio.run(main())
@@ -197,32 +201,32 @@ def test_cancel_mid_execute_stops_the_command_and_the_report_records_it(
     project: Path, check: SchemaCheck
 ) -> None:
     client = RecordingClient(project)
+    group = project / "group"
     plan = plan_text(
         create("first.txt", "ran"),
-        execute("echo started > started.txt; sleep 30; echo late > late.txt"),
+        execute(
+            f"{record_group(group)}; echo started > started.txt; sleep 30; echo late > late.txt"
+        ),
         create("never.txt", "no"),
     )
 
-    async def main() -> tuple[str, str, float]:
-        async with in_process(TeddyAgent(), client, check) as (conn, _):
+    async def main() -> tuple[str, str]:
+        async with in_process(TeddyAgent(), client, check) as (conn, transcript):
             session_id = await start_session(conn, client, project)
             prompt = asyncio.ensure_future(
                 conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": plan}])
             )
-            for _ in range(200):  # until the command is running
-                if (project / "started.txt").exists():
-                    break
-                await asyncio.sleep(0.05)
-            started = asyncio.get_running_loop().time()
+            await until((project / "started.txt").exists, "the command to start")
             await conn.cancel(session_id=session_id)
-            response = await asyncio.wait_for(prompt, 20)
-            return response.stop_reason, session_id, asyncio.get_running_loop().time() - started
+            response = await asyncio.wait_for(prompt, DEADLINE)
+            await settled(client, transcript)
+            return response.stop_reason, session_id
 
-    stop, session_id, took = asyncio.run(main())
+    stop, session_id = asyncio.run(main())
     assert stop == "cancelled"
-    assert took < 10
     assert (project / "first.txt").exists()
-    assert not (project / "late.txt").exists()
+    wait_for_group_end(group)  # the command was stopped, not waited for:
+    assert not (project / "late.txt").exists()  # it never got past its sleep
     assert not (project / "never.txt").exists()
     assert client.rich() == ["completed", "cancelled", "cancelled"]
     text = report(project, session_id)
@@ -380,7 +384,7 @@ def test_a_second_prompt_while_one_runs_is_refused(project: Path, check: SchemaC
     from acp import RequestError
 
     client = RecordingClient(project)
-    plan = plan_text(execute("sleep 2"))
+    plan = plan_text(execute("touch started; sleep 30"))
 
     async def main() -> None:
         async with in_process(TeddyAgent(), client, check) as (conn, _):
@@ -388,7 +392,7 @@ def test_a_second_prompt_while_one_runs_is_refused(project: Path, check: SchemaC
             first = asyncio.ensure_future(
                 conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": plan}])
             )
-            await asyncio.sleep(0.5)
+            await until((project / "started").exists, "the first prompt's command to start")
             with pytest.raises(RequestError):
                 await conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": plan}])
             await conn.cancel(session_id=session_id)

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from tests.acp.kit import (
@@ -22,9 +21,11 @@ from tests.acp.kit import (
     create,
     execute,
     plan_text,
+    settled,
     start_session,
     subprocess_agent,
 )
+from tests.waiting import DEADLINE, record_group, until, wait_for_group_end
 
 ENV = {"PYTHONPATH": str(ROOT)}
 
@@ -33,7 +34,7 @@ def run(
     project: Path, check: SchemaCheck, client: RecordingClient, *prompts: str
 ) -> tuple[list[str], str]:
     async def main() -> tuple[list[str], str]:
-        async with subprocess_agent(client, check, cwd=project, env=ENV) as (conn, _, _):
+        async with subprocess_agent(client, check, cwd=project, env=ENV) as (conn, transcript, _):
             session_id = await start_session(conn, client, project)
             stops = []
             for text in prompts:
@@ -41,6 +42,7 @@ def run(
                     session_id=session_id, prompt=[{"type": "text", "text": text}]
                 )
                 stops.append(str(response.stop_reason))
+            await settled(client, transcript)
             return stops, session_id
 
     return asyncio.run(main())
@@ -85,27 +87,27 @@ def test_allow_always(project: Path, check: SchemaCheck) -> None:
 
 def test_cancel_mid_execute(project: Path, check: SchemaCheck) -> None:
     client = RecordingClient(project)
-    plan = plan_text(execute("touch started; sleep 30; touch late"), create("never.txt", "n"))
+    group = project / "group"
+    command = f"{record_group(group)}; touch started; sleep 30; touch late"
+    plan = plan_text(execute(command), create("never.txt", "n"))
 
-    async def main() -> tuple[str, str, float]:
-        async with subprocess_agent(client, check, cwd=project, env=ENV) as (conn, _, _):
+    async def main() -> tuple[str, str]:
+        async with subprocess_agent(client, check, cwd=project, env=ENV) as (conn, transcript, _):
             session_id = await start_session(conn, client, project)
             prompt = asyncio.ensure_future(
                 conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": plan}])
             )
-            for _ in range(300):
-                if (project / "started").exists():
-                    break
-                await asyncio.sleep(0.05)
-            began = time.monotonic()
+            await until((project / "started").exists, "the command to start")
             await conn.cancel(session_id=session_id)
-            response = await asyncio.wait_for(prompt, 20)
-            return str(response.stop_reason), session_id, time.monotonic() - began
+            response = await asyncio.wait_for(prompt, DEADLINE)
+            await settled(client, transcript)
+            return str(response.stop_reason), session_id
 
-    stop, session_id, took = asyncio.run(main())
+    stop, session_id = asyncio.run(main())
     assert stop == "cancelled"
-    assert took < 10
-    assert not (project / "late").exists() and not (project / "never.txt").exists()
+    wait_for_group_end(group)  # the command was stopped, not waited for:
+    assert not (project / "late").exists()  # it never got past its sleep
+    assert not (project / "never.txt").exists()
     assert client.rich() == ["cancelled", "cancelled"]
     report = (project / ".teddy" / session_id / "01" / "report.md").read_text()
     assert "Failed 🔴" in report and "interrupted" in report

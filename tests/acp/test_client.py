@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from plankit.acp.display import LineView, LiveView, PlanState, read_choice
 from plankit.acp.entries import Entry, plan_update
 from tests.acp.kit import PLANKIT, ROOT, TEDDY, SchemaCheck, create, execute, plan_text
+from tests.waiting import DEADLINE, record_group, wait_for_group_end, wait_until
 
 MINIMAL = [sys.executable, str(ROOT / "tests" / "acp" / "minimal_agent.py")]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -122,7 +122,8 @@ def test_usage_errors(project: Path) -> None:
 
 
 def test_ctrl_c_cancels_the_turn_and_exits_130(project: Path) -> None:
-    plan = plan_text(execute("touch started; sleep 30; touch late"))
+    group = project / "group"
+    plan = plan_text(execute(f"{record_group(group)}; touch started; sleep 30; touch late"))
     proc = subprocess.Popen(
         [*PLANKIT, "acp", "run", "--approve-all", "--", *TEDDY, "acp", plan],
         cwd=project,
@@ -132,16 +133,14 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(project: Path) -> None:
         stdin=subprocess.DEVNULL,
         text=True,
     )
-    for _ in range(300):
-        if (project / "started").exists():
-            break
-        time.sleep(0.05)
+    wait_until((project / "started").exists, "the command to start")
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
+    out, _ = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 130, out
     assert "cancelling" in out and "[done] cancelled" in out
     assert "[cancelled] EXECUTE" in out
-    assert not (project / "late").exists()
+    wait_for_group_end(group)  # the command was stopped, not waited for:
+    assert not (project / "late").exists()  # it never got past its sleep
 
 
 def test_the_client_refuses_files_outside_its_directory(tmp_path: Path) -> None:
