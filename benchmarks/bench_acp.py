@@ -14,6 +14,10 @@
    as 500 ÷ the rate (≤ 1).  Baseline in the same rounds: the same updates as plain
    JSON lines through the same kind of pipe, ``json.dumps`` → ``json.loads`` (the
    ratio SDK ÷ bare says what the SDK's models cost).
+3. **Mapping a plan.** :func:`plankit.acp.entries.plan_update` of a plan of 100 entries
+   (every status, so every kind of content note) ÷ ``json.dumps`` of the update it
+   returns, in the same rounds: building an update must cost no more than writing it out
+   (target ≤ 1), far inside the 2 ms one update has at 500 updates/s.
 
 ``--rounds N`` sets the rounds.
 """
@@ -261,8 +265,42 @@ def updates(rounds: int) -> list[Result]:
     ]
 
 
+def mapping(rounds: int) -> list[Result]:
+    from plankit.acp.entries import STATUSES, Entry, plan_update
+
+    statuses = list(STATUSES)
+    entries = [
+        Entry(str(i), f"Task {i}: do the thing number {i}", statuses[i % len(statuses)])
+        for i in range(ENTRIES)
+    ]
+    update = plan_update(entries, kind="bench")
+    require(len(update["entries"]) == ENTRIES, "plan_update lost entries")
+    batch = 200
+
+    def build() -> None:
+        for _ in range(batch):
+            plan_update(entries, kind="bench")
+
+    def write() -> None:
+        for _ in range(batch):
+            json.dumps(update)
+
+    cases = {"plan_update": build, "json.dumps": write}
+    log(f"acp plan mapping: {ENTRIES} entries × {batch}, {rounds} rounds …")
+    m = interleaved(cases, rounds)
+    per = m["plan_update"] / batch
+    return [
+        Result(
+            f"plan_update of {ENTRIES} entries ÷ json.dumps of the update",
+            m["plan_update"] / m["json.dumps"],
+            1.0,
+            f"{per * 1e3:.3f} ms per plan; one update has 2 ms at 500/s",
+        )
+    ]
+
+
 def measure(rounds: int = 15) -> list[Result]:
-    return startup(max(10, rounds)) + updates(max(3, rounds // 3))
+    return startup(max(10, rounds)) + updates(max(3, rounds // 3)) + mapping(rounds)
 
 
 if __name__ == "__main__":
