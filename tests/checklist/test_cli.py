@@ -104,7 +104,8 @@ def test_create_refuses_to_replace_a_real_plan_without_force(store: str) -> None
     assert run(*args, "--phase", "P: a").exit_code == 0
     second = run(*args[:-4], "--title", "B", "--goal", "G", "--phase", "P: b")
     assert second.exit_code == 1
-    assert "already holds the plan 'A'; pass --force" in second.output
+    assert "already holds the plan 'A' (0 of 1 steps done)" in second.output
+    assert "`plankit checklist create --force`" in second.output
     assert (
         run(*args[:-4], "--title", "B", "--goal", "G", "--phase", "P: b", "--force").exit_code == 0
     )

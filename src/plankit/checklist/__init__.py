@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         CellTooLargeError,
         NoPlanError,
         NotAPlanError,
+        PlanExistsError,
         StoreError,
         UnknownStepError,
     )
@@ -53,6 +54,7 @@ _WHERE = {
     "CellTooLargeError": "errors",
     "NoPlanError": "errors",
     "NotAPlanError": "errors",
+    "PlanExistsError": "errors",
     "StoreError": "errors",
     "UnknownStepError": "errors",
     "DEFAULT_CELL": "manager",
@@ -88,6 +90,7 @@ __all__ = [
     "Phase",
     "PhaseInput",
     "Plan",
+    "PlanExistsError",
     "PlanManager",
     "PlanTask",
     "Progress",

@@ -278,20 +278,13 @@ def create(
     An existing plan (other than the starter plan) is replaced only with --force.
     """
     specs = [_parse_phase(p) for p in phases]
-
-    def write(m: PlanManager) -> Any:
-        from plankit.checklist.render import STARTER_PLAN
-        from plankit.errors import InputError
-
-        current = None if force else m.get_plan()
-        if current is not None and current.raw != STARTER_PLAN:
-            raise InputError(
-                f"{m.cell} already holds the plan {current.title!r}; pass --force to replace it",
-                code="plan-exists",
-            )
-        return m.create_plan(title, goal, specs)
-
-    plan = _call(store, cell, credentials, as_json, write)
+    plan = _call(
+        store,
+        cell,
+        credentials,
+        as_json,
+        lambda m: m.create_plan(title, goal, specs, replace=force),
+    )
     if as_json:
         _echo_json(plan.to_dict())
         return

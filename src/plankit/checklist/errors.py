@@ -9,6 +9,7 @@ written.
     InputError
     ├── NoPlanError         the plan cell is empty
     ├── NotAPlanError       the plan cell holds text that is not a PLAN.md plan
+    ├── PlanExistsError     create_plan without replace found a plan (not the starter)
     ├── UnknownStepError    no task has that step number
     └── CellTooLargeError   the plan would not fit in one cell of the store
     PlankitError
@@ -45,6 +46,21 @@ class NotAPlanError(InputError):
             f"'### Phase N:' heading); it holds {preview!r}. Clear the cell or choose "
             "another one with --cell",
             code="not-a-plan",
+        )
+
+
+class PlanExistsError(InputError):
+    """``create_plan(..., replace=False)`` found a plan other than the starter plan."""
+
+    def __init__(self, cell: str, title: str, done: int, total: int):
+        self.cell = cell
+        self.title = title
+        super().__init__(
+            f"{cell} already holds the plan {title!r} ({done} of {total} steps done); "
+            "nothing was written. To replace it, say so: `plankit checklist create "
+            "--force`, replace=true for the create_plan tool, create_plan(..., "
+            "replace=True) in Python",
+            code="plan-exists",
         )
 
 

@@ -10,13 +10,19 @@ written when a method raises.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from plankit.checklist.edit import add_note, set_status
-from plankit.checklist.errors import NoPlanError, NotAPlanError, UnknownStepError
+from plankit.checklist.errors import (
+    NoPlanError,
+    NotAPlanError,
+    PlanExistsError,
+    UnknownStepError,
+)
 from plankit.checklist.locate import analyze
 from plankit.checklist.model import PhaseInput, Plan, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
@@ -159,10 +165,25 @@ class PlanManager:
     # --- write --------------------------------------------------------------------------
 
     def create_plan(
-        self, title: str, goal: str, phases: Sequence[PhaseInput | dict[str, Any]]
+        self,
+        title: str,
+        goal: str,
+        phases: Sequence[PhaseInput | dict[str, Any]],
+        *,
+        replace: bool = True,
     ) -> Plan:
-        """Replace the plan with a new one: ``phases`` as :class:`PhaseInput` or
+        """Write a new plan: ``phases`` as :class:`PhaseInput` or
         ``{"name": …, "steps": […]}``; steps are numbered ``N.1``, ``N.2`` …
+
+        ``replace`` says what may be overwritten.  True (the spec's behaviour) replaces
+        whatever the cell holds.  False replaces only an empty cell or the starter plan
+        of :meth:`init_plan` (also when some of its steps were worked through, as the
+        spec's workflow does before the goal is known): any other plan raises
+        :class:`PlanExistsError` and text that is not a plan :class:`NotAPlanError`,
+        with nothing written.  The check and the write happen under one lock, so a plan
+        written meanwhile is never lost.  ``plankit checklist create`` (without
+        ``--force``) and the ``create_plan`` MCP tool (without ``replace``) ask for
+        False.
 
         The sheet and the marker are created when missing, so a later ``init_plan``
         keeps this plan.
@@ -170,9 +191,22 @@ class PlanManager:
         markdown = render_new_plan(title, goal, phases)
         self._check_size(markdown)
         with self._session() as s:
+            if not replace:
+                self._check_replaceable(s)
             self._ensure_sheet(s)
             s.set_cell(self.cell, markdown)
         return parse_plan(markdown)
+
+    def _check_replaceable(self, store: SheetsClient) -> None:
+        """Raise unless the cell is empty or holds the starter plan."""
+        current = store.get_cell(self.cell)
+        if not current.strip() or current == STARTER_PLAN:
+            return
+        if not analyze(current).is_plan:
+            raise NotAPlanError(self.cell, current)
+        plan = parse_plan(current)
+        if _outline(plan) != _starter_outline():
+            raise PlanExistsError(self.cell, plan.title, plan.progress.done, plan.progress.total)
 
     def _set(self, step: str, status: TaskStatus, annotation: str | None = None) -> PlanTask:
         step = str(step).strip()
@@ -221,3 +255,14 @@ class PlanManager:
             updated = add_note(current, text)
             self._check_size(updated)
             s.set_cell(self.cell, updated)
+
+
+def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A plan's title and its steps' numbers and titles: what stays the same while the
+    plan is worked through (statuses, dates, reasons and notes change)."""
+    return plan.title, tuple((task.step, task.title) for task in plan.tasks)
+
+
+@functools.cache
+def _starter_outline() -> tuple[str, tuple[tuple[str, str], ...]]:
+    return _outline(parse_plan(STARTER_PLAN))

@@ -116,12 +116,16 @@ def register_checklist_tools(
         title: Annotated[str, Field(description="Short plan title")],
         goal: Annotated[str, Field(description="One sentence: what success looks like")],
         phases: Annotated[list[PhaseSpec], Field(description="Phases in order", min_length=1)],
+        replace: Annotated[
+            bool,
+            Field(
+                description="true to replace a plan that is already there; the starter "
+                "plan from init_plan is replaced without it"
+            ),
+        ] = False,
     ) -> str:
-        plan = run(
-            lambda m: m.create_plan(
-                title, goal, [{"name": p.name, "steps": p.steps} for p in phases]
-            )
-        )
+        specs = [{"name": p.name, "steps": p.steps} for p in phases]
+        plan = run(lambda m: m.create_plan(title, goal, specs, replace=replace))
         nxt = plan.next_task()
         first = f" First step: {nxt.step} {nxt.title}" if nxt else ""
         return (
@@ -169,8 +173,8 @@ def register_checklist_tools(
         (get_review_tasks, "Return the steps waiting for a person's review, as JSON.", read),
         (
             create_plan,
-            "Replace the plan with a new one: title, goal and phases of steps (numbered "
-            "N.1, N.2 … for you).",
+            "Write a new plan: title, goal, phases of steps (numbered N.1, N.2 … for you). "
+            "Replaces the starter plan; any other plan only with replace=true.",
             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
         ),
         (start_task, "Mark a step in progress [/] before working on it.", write),

@@ -15,8 +15,10 @@ MCP tools read and change it; never rewrite the plan by other means.
 - `init_plan` — only when `get_plan` says there is no plan yet: writes a starter plan
   (and the `PLAN.md Contents` marker above the plan cell). Calling it again changes
   nothing.
-- `create_plan(title, goal, phases)` — replaces the plan. `phases` is a list of
-  `{{"name": ..., "steps": [...]}}`; steps are numbered 1.1, 1.2, 2.1 … for you.
+- `create_plan(title, goal, phases)` — writes a new plan in place of the starter
+  plan. `phases` is a list of `{{"name": ..., "steps": [...]}}`; steps are numbered
+  1.1, 1.2, 2.1 … for you. Another plan already there is kept unless you pass
+  `replace: true`; do that only when the user wants the old plan gone.
 - `get_next_task` — the first step still to do, or `null`. Blocked and review steps
   are skipped.
 - `get_review_tasks` — steps waiting for a person.
