@@ -351,7 +351,7 @@ def test_full_workflow_round_trip(backend: Backend) -> None:
     assert plan is not None
     assert [t.status for t in plan.tasks] == ["done", "review", "done"]
     assert [t.step for t in manager.get_review_tasks()] == ["1.2"]
-    manager.append_note("B needs a second look")
+    assert manager.append_note("B  needs\n a second look ") == "B needs a second look"
     assert manager.get_plan().notes == "- B needs a second look"  # type: ignore[union-attr]
 
 

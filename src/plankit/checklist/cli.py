@@ -303,9 +303,9 @@ def note(
 ) -> None:
     """Add a line to the plan's Notes."""
     line = " ".join(text)
-    _call(store, cell, credentials, as_json, lambda m: m.append_note(line))
+    written = _call(store, cell, credentials, as_json, lambda m: m.append_note(line))
     if as_json:
-        _echo_json({"note": " ".join(line.split())})
+        _echo_json({"note": written})
     else:
         click.echo("note added", err=True)
 

@@ -248,13 +248,16 @@ class PlanManager:
 
         return self._set(step, coerce_status(status), annotation)
 
-    def append_note(self, text: str) -> None:
-        """Add ``- text`` at the end of the Notes section (adding the section if needed)."""
+    def append_note(self, text: str) -> str:
+        """Add ``- text`` at the end of the Notes section (adding the section if needed);
+        returns the note as written (on one line, spaces collapsed)."""
+        note = " ".join(text.split())
         with self._session() as s:
             current, _ = self._read(s)
-            updated = add_note(current, text)
+            updated = add_note(current, note)
             self._check_size(updated)
             s.set_cell(self.cell, updated)
+        return note
 
 
 def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:
