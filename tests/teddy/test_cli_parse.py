@@ -75,7 +75,9 @@ def test_invalid_plan_json_errors() -> None:
         (19, "unknown-field"),
         (20, "unknown-field"),
     ]
-    assert all(set(e) == {"line", "code", "message"} for e in errors)
+    # the shape every command's --json shares: code, message, line (or null), file
+    assert all(set(e) == {"code", "message", "line", "file"} for e in errors)
+    assert {e["file"] for e in errors} == {str(INVALID)}
 
 
 def _bad_inputs(tmp: Path) -> dict[str, tuple[Path, str]]:
@@ -117,7 +119,10 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, name: str) -> None:
     assert "Traceback" not in err
     code, out, _ = run("parse", "--json", str(path))
     assert code == 1
-    assert json.loads(out)["errors"][0]["code"] == expected_code
+    error = json.loads(out)["errors"][0]
+    assert error["code"] == expected_code
+    assert error["file"] == str(path)
+    assert error["line"] is None or error["line"] >= 1  # never the old 0
     if before is not None:
         assert path.read_bytes() == before
 

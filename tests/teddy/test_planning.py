@@ -23,16 +23,9 @@ pytest.importorskip("llm")
 
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
 from plankit.teddy.planning import scripted_model
-from plankit.teddy.planning.loop import (
-    FEEDBACK_INTRO,
-    PlanningError,
-    feedback_message,
-    plan_turn,
-    replan,
-    unwrap_answer,
-    user_prompt,
-)
 from plankit.teddy.planning.models import ModelPlanner, load_model
+from plankit.teddy.planning.replan import FEEDBACK_INTRO, feedback_message, replan
+from plankit.teddy.planning.turn import PlanningError, plan_turn, unwrap_answer, user_prompt
 from plankit.teddy.run.approval import AutoApprover, NoReply
 from plankit.teddy.run.execute import execute_turn
 from plankit.teddy.session.config import Config

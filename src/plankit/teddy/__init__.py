@@ -52,13 +52,13 @@ _PLAN_NAMES = (
     "plan_to_dict",
 )
 _WHERE = {
-    "check_plan": "parse",
-    "parse_plan": "parse",
-    "render_plan": "render",
-    "render_action": "render",
-    "preprocess": "preprocess",
-    "Preprocessed": "preprocess",
-    **dict.fromkeys(_PLAN_NAMES, "plan"),
+    "check_plan": "format.parse",
+    "parse_plan": "format.parse",
+    "render_plan": "format.render",
+    "render_action": "format.render",
+    "preprocess": "format.preprocess",
+    "Preprocessed": "format.preprocess",
+    **dict.fromkeys(_PLAN_NAMES, "format.model"),
 }
 
 __all__ = [

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plankit.markdown.fences import fence_for, fenced, longest_run
 from plankit.markdown.links import root_link
@@ -43,6 +44,9 @@ from plankit.teddy.context.files import (
 from plankit.teddy.context.languages import language_for
 from plankit.teddy.context.tree_listing import display_name, project_tree
 from plankit.teddy.context.urls import FetchError, fetch_url
+
+if TYPE_CHECKING:
+    from plankit.teddy.session.layout import Turn
 
 __all__ = [
     "ContextEntry",
@@ -334,3 +338,34 @@ def build_payload(
         _render_resource(out, entry, body)
     out.append("")  # the final newline
     return "\n".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenPayload:
+    """``input.md`` as :func:`write_turn_payload` wrote it."""
+
+    turn: Turn
+    """The turn it belongs to."""
+    path: Path
+    """The file."""
+    size: int
+    """Its size in bytes."""
+
+
+def write_turn_payload(root: Path, session_name: str | None = None) -> WrittenPayload:
+    """``teddy context``: build the latest turn's ``input.md`` of the session (default:
+    the current one) with the project's settings, and write it atomically."""
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
+    from plankit.textio import write_text_atomic
+
+    config = load_config(root)
+    session = find_session(root, session_name)
+    turn = session.latest()
+    text = build_payload(
+        root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
+    )
+    path = turn.file("input.md")
+    data = text.encode("utf-8")
+    write_text_atomic(path, text)
+    return WrittenPayload(turn, path, len(data))

@@ -21,11 +21,13 @@ from plankit.teddy.format.model import EditPair
 class EditFailed(Exception):
     """A FIND that cannot be applied; ``str()`` is the full explanation."""
 
-    def __init__(self, message: str, detail: str = "") -> None:
+    def __init__(self, message: str, detail: str = "", *, code: str = "find-no-match") -> None:
         super().__init__(message)
         self.message = message
         self.detail = detail
         """A diff against the closest region, when there is one."""
+        self.code = code
+        """``find-empty``, ``find-no-match``, ``find-ambiguous`` or ``replace-unchanged``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,7 @@ def _reindent(text: str, old: str, new: str) -> str:
 def find_match(text: str, find: str, replace: str) -> Match:
     """Where ``find`` applies in ``text``; raises :class:`EditFailed` when it does not."""
     if not find.strip():
-        raise EditFailed("the FIND block is empty")
+        raise EditFailed("the FIND block is empty", code="find-empty")
     count = text.count(find)
     if count == 1:
         start = text.index(find)
@@ -105,7 +107,8 @@ def find_match(text: str, find: str, replace: str) -> Match:
         where = ", ".join(str(n) for n in lines)
         raise EditFailed(
             f"the FIND block matches {count} times (at lines {where}); "
-            "include more surrounding lines so that it matches once"
+            "include more surrounding lines so that it matches once",
+            code="find-ambiguous",
         )
     file_lines, offsets = _lines_with_offsets(text)
     find_lines = find.split("\n")
@@ -131,7 +134,8 @@ def find_match(text: str, find: str, replace: str) -> Match:
         where = ", ".join(str(c[0] + 1) for c in candidates[:5])
         raise EditFailed(
             f"the FIND block matches nowhere exactly and loosely {len(candidates)} times "
-            f"(at lines {where}); copy the text exactly from the file"
+            f"(at lines {where}); copy the text exactly from the file",
+            code="find-ambiguous",
         )
     raise _closest(file_lines, find_lines)
 
@@ -176,11 +180,14 @@ def apply_pairs(text: str, pairs: Sequence[EditPair]) -> tuple[str, list[str]]:
     notes: list[str] = []
     for number, pair in enumerate(pairs, 1):
         if pair.find == pair.replace:
-            raise EditFailed(f"pair {number}: the REPLACE block is the same as the FIND block")
+            raise EditFailed(
+                f"pair {number}: the REPLACE block is the same as the FIND block",
+                code="replace-unchanged",
+            )
         try:
             match = find_match(text, pair.find, pair.replace)
         except EditFailed as exc:
-            raise EditFailed(f"pair {number}: {exc.message}", exc.detail) from None
+            raise EditFailed(f"pair {number}: {exc.message}", exc.detail, code=exc.code) from None
         if match.how != "exact":
             notes.append(
                 f"pair {number} matched at line {_line_number(text, match.start)} "

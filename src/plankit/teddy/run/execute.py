@@ -75,12 +75,17 @@ def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-def _load_plan(path: Path) -> tuple[Plan | None, list[str], str]:
+def _load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
+    """The plan, or its parse problems as validation issues (the report's wording)."""
     text = read_text(path).text
     try:
         return parse_plan(text), [], text
     except PlanError as exc:
-        return None, [f"line {d.line}: {d.code} {d.message}" for d in exc.diagnostics], text
+        issues = [
+            ValidationIssue(None, d.line, f"line {d.line}: {d.code} {d.message}", d.code)
+            for d in exc.diagnostics
+        ]
+        return None, issues, text
 
 
 def _run(
@@ -318,9 +323,8 @@ def _execute_locked(
 ) -> Outcome:
     root = turn.session.root
     start = _now()
-    plan, parse_errors, _ = _load_plan(turn.plan_path)
+    plan, issues, _ = _load_plan(turn.plan_path)
     meta = turn.meta()
-    issues: list[ValidationIssue] = [ValidationIssue(None, 0, e) for e in parse_errors]
     if plan is not None:
         ws = Workspace(
             root=root,
@@ -361,8 +365,7 @@ def execute_stateless(
     """Run a plan that is not part of a session against ``root``; nothing is written but
     what the actions do (and memos.yaml when the project has a ``.teddy/`` directory)."""
     start = _now()
-    plan, parse_errors, _ = _load_plan(plan_path)
-    issues: list[ValidationIssue] = [ValidationIssue(None, 0, e) for e in parse_errors]
+    plan, issues, _ = _load_plan(plan_path)
     if plan is not None:
         issues = validate_plan(
             plan,
@@ -390,3 +393,42 @@ def execute_stateless(
         return Outcome(None, None, None, run[4], refused=run[3])
     report = _run_report(plan, run, shown, start, notes)
     return Outcome(report.status, render_report(report), None, interrupted=run[3])
+
+
+def execute_plan(
+    root: Path,
+    plan: Path | None,
+    *,
+    session_name: str | None = None,
+    approver: Approver,
+    chat: ChatResponder,
+    config: Config,
+    runtime: Runtime | None = None,
+) -> tuple[Turn | None, Outcome]:
+    """``teddy execute [PLAN]``: which plan runs, and how.
+
+    With no ``plan``: the latest turn of the session (default: the current one).  A
+    ``plan.md`` inside ``.teddy/``: that turn (it must be the latest).  Any other file:
+    stateless mode against ``root``.  Returns the turn (None in stateless mode) and the
+    outcome.
+    """
+    from plankit.teddy.session.layout import find_session, turn_of_plan
+
+    if plan is None:
+        if not (root / ".teddy").is_dir():
+            raise ExecuteError(
+                "no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`",
+                code="no-session",
+            )
+        turn: Turn | None = find_session(root, session_name).latest()
+    else:
+        turn = turn_of_plan(root, plan)
+    if turn is not None:
+        outcome = execute_turn(turn, approver=approver, chat=chat, config=config, runtime=runtime)
+        return turn, outcome
+    assert plan is not None
+    read_text(plan)  # a clear error for a missing or unreadable file
+    outcome = execute_stateless(
+        plan, root, approver=approver, chat=chat, config=config, runtime=runtime
+    )
+    return None, outcome

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plankit.errors import Diagnostic
 from plankit.teddy.format.model import (
     Action,
     Conclude,
@@ -50,6 +51,13 @@ class ValidationIssue:
     """Line of the action's heading in plan.md (0 for memos)."""
     message: str
     """What is wrong, naming the action and the file: ``EDIT on `a.py`: …``."""
+    code: str = "invalid-plan"
+    """Stable kebab-case identifier (``file-exists``, ``find-no-match`` …), as in
+    :class:`~plankit.errors.Diagnostic`."""
+
+    def diagnostic(self) -> Diagnostic:
+        """The issue in the shape of a parse problem (line None for the whole plan)."""
+        return Diagnostic(self.line, self.code, self.message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +91,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
     """Every pre-flight problem of ``plan`` in ``ws`` (empty when it may run)."""
     issues: list[ValidationIssue] = []
     for problem in check_memos(plan.memos, ws.memos):
-        issues.append(ValidationIssue(None, 0, f"Memos: {problem}"))
+        issues.append(ValidationIssue(None, 0, f"Memos: {problem}", "memo-conflict"))
     overlay: dict[Path, str] = {}  # files as earlier actions of the plan leave them
     context = (
         {entry.strip("/") for entry in ws.turn_context} if ws.turn_context is not None else None
@@ -93,16 +101,15 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
 
     for index, action in enumerate(plan.actions, 1):
 
-        def fail(message: str, target: str | None = None) -> None:
-            issues.append(
-                ValidationIssue(index, action.line, f"{_label(action, target)}: {message}")  # noqa: B023
-            )
+        def fail(message: str, target: str | None = None, *, code: str) -> None:
+            label = _label(action, target)  # noqa: B023
+            issues.append(ValidationIssue(index, action.line, f"{label}: {message}", code))  # noqa: B023
 
         def inside(path: str) -> Path | None:
             try:
                 return resolve(ws.root, path)
             except PathRefused as exc:
-                fail(exc.detail, path)
+                fail(exc.detail, path, code=exc.code)
                 return None
 
         match action:
@@ -110,7 +117,11 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                 target = inside(path)
                 if target is not None:
                     if target in overlay or target.exists() or target.is_symlink():
-                        fail("the file already exists; use EDIT to change it", path)
+                        fail(
+                            "the file already exists; use EDIT to change it",
+                            path,
+                            code="file-exists",
+                        )
                     else:
                         overlay[target] = file_text(content)
                         created.add(path)
@@ -121,11 +132,11 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                 text = overlay.get(target)
                 if text is None:
                     if not target.is_file():
-                        fail("the file does not exist", path)
+                        fail("the file does not exist", path, code="file-missing")
                         continue
                     text = _read(target)
                     if text is None:
-                        fail("the file cannot be read as UTF-8 text", path)
+                        fail("the file cannot be read as UTF-8 text", path, code="file-not-text")
                         continue
                     text = text.replace("\r\n", "\n") if "\r\n" in text else text
                 if context is not None and path not in context and path not in created:
@@ -133,16 +144,21 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                         "the file is not in the turn's context; READ it first so that the "
                         "FIND blocks are written against its real content",
                         path,
+                        code="not-in-context",
                     )
                 try:
                     overlay[target] = apply_pairs(text, edits)[0]
                 except EditFailed as exc:
-                    fail(exc.message, path)
+                    fail(exc.message, path, code=exc.code)
             case Prune(resource=res):
                 if res.kind == "file":
                     inside(res.target)
                 if context is not None and res.target.strip("/") not in context:
-                    fail("the resource is not in the turn's context", res.target)
+                    fail(
+                        "the resource is not in the turn's context",
+                        res.target,
+                        code="not-in-context",
+                    )
             case Read(resource=res):
                 if res.kind == "file":
                     inside(res.target)
@@ -150,16 +166,21 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                 if cwd is not None:
                     target = inside(cwd)
                     if target is not None and not target.is_dir():
-                        fail(f"cwd '{cwd}' is not an existing directory of the project")
+                        fail(
+                            f"cwd '{cwd}' is not an existing directory of the project",
+                            code="cwd-missing",
+                        )
             case Invoke(agent=agent, handoff_resources=handoff):
                 if agents is not None and agent.lower() not in agents:
                     known = ", ".join(ws.known_agents or ())
-                    fail(f"unknown agent '{agent}'; known agents: {known}")
+                    fail(f"unknown agent '{agent}'; known agents: {known}", code="unknown-agent")
                 _check_handoff(handoff, inside)
             case Conclude(handoff_resources=handoff):
                 if ws.has_caller is False:
                     fail(
-                        "this turn was not started by an INVOKE, so there is no caller to return to"
+                        "this turn was not started by an INVOKE, so there is no caller to "
+                        "return to",
+                        code="no-caller",
                     )
                 _check_handoff(handoff, inside)
     return issues

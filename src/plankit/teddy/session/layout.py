@@ -293,6 +293,17 @@ def write_meta(path: Path, meta: TurnMeta) -> None:
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
+def start_session(root: Path, name: str) -> Session:
+    """``teddy new NAME``: a session whose turn 01 has the configured default agent's
+    prompt (the project's ``.teddy/prompts/`` override, else the bundled one)."""
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.prompts import agent_name, get_prompt
+
+    config = load_config(root)
+    prompt = get_prompt(config.default_agent, root)
+    return create_session(root, name, prompt, agent_name(prompt, config.default_agent))
+
+
 def turn_of_plan(root: Path, plan: Path) -> Turn | None:
     """The turn a ``plan.md`` path belongs to, or None for a plan outside any session."""
     real = plan.resolve()

@@ -1,4 +1,4 @@
-"""``teddy plan``: from a message to a saved ``plan.md``; and the automated re-plan loop.
+"""``teddy plan``: from a message to a saved ``plan.md``.
 
 Planning a turn (``teddy-session-workflow.md`` section 6, ``teddy plan``):
 
@@ -12,13 +12,7 @@ Planning a turn (``teddy-session-workflow.md`` section 6, ``teddy plan``):
 4. ``plan.md`` is written atomically (and ``answer.md`` keeps the raw answer when it
    had to be changed); ``meta.yaml`` records the model and its token usage.
 
-The re-plan loop (section 8.3): when a turn's plan fails validation, ``teddy execute``
-has written its Validation Failed report and prepared the next turn without that
-report in its context.  :func:`replan` then sends the feedback message (the errors and
-the faulty plan verbatim) as the next turn's message, and validates the new plan.  A
-plan that fails again is logged the same way and re-planned, at most
-``replan.max_attempts`` times in a row; then the loop stops and says so.  A plan that
-passes is left for the person to review and execute: nothing is executed here.
+The re-plan loop after a validation failure is in :mod:`plankit.teddy.planning.replan`.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from plankit.errors import InputError
-from plankit.markdown.fences import fenced
 from plankit.teddy.planning.models import Answer, Planner, PlanRequest, Retry
 from plankit.teddy.session.layout import Turn
 from plankit.textio import write_text_atomic
@@ -38,8 +31,6 @@ from plankit.textio import write_text_atomic
 if TYPE_CHECKING:
     from plankit.teddy.format.model import Plan
     from plankit.teddy.planning.manual import ManualOptions
-    from plankit.teddy.run.approval import Decision
-    from plankit.teddy.run.execute import Outcome
     from plankit.teddy.session.config import Config
 
 MESSAGE_FILE = "message.md"
@@ -47,10 +38,6 @@ MESSAGE_FILE = "message.md"
 ANSWER_FILE = "answer.md"
 """The planner's raw answer, kept when unwrapping or the sanitizer changed it."""
 
-FEEDBACK_INTRO = (
-    "The previous plan failed validation. Please review the errors and the original plan, "
-    "then generate a corrected version."
-)
 
 _FENCE_RE = re.compile(r"^ {0,3}(?P<run>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)(?P<rest>[^`]*)$")
 _H1_RE = re.compile(r"^ {0,3}#[ \t]+\S")
@@ -126,18 +113,6 @@ def _tidy(lines: Sequence[str]) -> str:
 def user_prompt(payload: str, message: str) -> str:
     """The prompt a planner gets: ``input.md``, then the message under its own heading."""
     return f"{payload.rstrip()}\n\n---\n\n# User Message\n\n{message.strip()}\n"
-
-
-def feedback_message(errors: Sequence[str], plan_text: str) -> str:
-    """The re-plan message: the validation errors, then the faulty plan verbatim in a fence
-    longer than any backtick run inside it."""
-    out = [FEEDBACK_INTRO, "", "## Validation Errors:"]
-    for error in errors:
-        first, *more = error.splitlines() or [""]
-        out.append(f"- {first}")
-        out += [f"  {line}" if line.strip() else "" for line in more]
-    out += ["", "## Original Faulty Plan:", fenced(plan_text.rstrip("\n"), "markdown")]
-    return "\n".join(out) + "\n"
 
 
 def saved_message(turn: Turn) -> str | None:
@@ -354,106 +329,6 @@ def choose_planner(
         return by_hand()
 
 
-def choose_replanner(
-    failed: Turn,
-    *,
-    model: str | None,
-    manual: bool,
-    config: Config,
-    interactive: bool,
-    retry: Retry | None = None,
-    stdin: TextIO | None = None,
-    err: TextIO | None = None,
-) -> Planner | None:
-    """The planner that corrects ``failed``'s plan, or None when there is none to use.
-
-    ``manual`` forces manual mode; a model named by ``--model``, ``TEDDY_MODEL`` or
-    config.yaml comes next; else the model that wrote the faulty plan (``meta.yaml``).
-    A plan pasted in manual mode is corrected in manual mode when someone is at the
-    terminal (``interactive``).  A plan written straight into ``plan.md`` gets no
-    automatic re-plan: llm's default model is never used implicitly here.
-    """
-    from plankit.teddy.planning.manual import ManualPlanner
-    from plankit.teddy.planning.models import MANUAL, ModelPlanner, configured_model, load_model
-
-    if manual:
-        return ManualPlanner(stdin=stdin, err=err)
-    name = configured_model(model, config.model) or failed.meta().model
-    if name is not None and name != MANUAL:
-        return ModelPlanner(load_model(name), retry=retry, err=err)
-    if name == MANUAL and interactive:
-        return ManualPlanner(stdin=stdin, err=err)
-    return None
-
-
-# --- the re-plan loop --------------------------------------------------------------------
-
-
-class ValidateOnly:
-    """An approver that stops every plan that passed validation before it runs."""
-
-    def review(self, plan: Plan, plan_file: Path | None) -> Decision:
-        """Never approve: the person reviews a re-planned turn themselves."""
-        from plankit.teddy.run.approval import Decision
-
-        return Decision.QUIT
-
-
-@dataclass(frozen=True, slots=True)
-class Replanned:
-    """How the re-plan loop ended."""
-
-    turn: Turn
-    """The last turn it worked on: the one holding the valid plan, or (when it gave up)
-    the turn prepared after the last failure, with the feedback in its message.md."""
-    valid: bool
-    """Whether the last plan passed validation."""
-    attempts: int
-    """Plans generated."""
-    failed_turns: tuple[str, ...]
-    """Turns whose re-generated plan failed validation again."""
-
-
-def replan(
-    failed: Turn,
-    outcome: Outcome,
-    planner: Planner,
-    config: Config,
-    *,
-    max_attempts: int | None = None,
-    fetch: Callable[[str], str] | None = None,
-    on_planned: Callable[[Planned], None] | None = None,
-) -> Replanned:
-    """The automated re-plan loop for ``failed``, whose execution ``outcome`` is a
-    validation failure (see the module documentation)."""
-    from plankit.teddy.run.approval import NoReply
-    from plankit.teddy.run.execute import execute_turn
-    from plankit.teddy.run.validate import describe
-
-    if not outcome.validation or outcome.next_turn is None:
-        raise ValueError("replan() needs the outcome of a validation failure in a session")
-    limit = config.replan_max_attempts if max_attempts is None else max_attempts
-    current, issues, target = failed, outcome.validation, outcome.next_turn
-    failed_turns: list[str] = []
-    attempts = 0
-    while True:
-        faulty = current.plan_path.read_text(encoding="utf-8", errors="replace")
-        message = feedback_message(describe(issues), faulty)
-        if attempts >= limit:
-            write_text_atomic(target.file(MESSAGE_FILE), message)
-            return Replanned(target, False, attempts, tuple(failed_turns))
-        planned = plan_turn(target, message, planner, config, fetch=fetch)
-        attempts += 1
-        if on_planned is not None:
-            on_planned(planned)
-        check = execute_turn(target, approver=ValidateOnly(), chat=NoReply(), config=config)
-        if not check.validation:
-            return Replanned(target, True, attempts, tuple(failed_turns))
-        assert check.next_turn is not None
-        failed_turns.append(target.name)
-        current, issues, target = target, check.validation, check.next_turn
-
-
 class TurnPlanner:
     """``(request text, turn) → plan Markdown`` with a model: ``teddy acp``'s planner.
 
@@ -481,3 +356,30 @@ class TurnPlanner:
             )
         planned = plan_turn(turn, text, planner, config, replace_plan=True)
         return planned.plan_path.read_text(encoding="utf-8")
+
+
+def default_turn_planner(root: Path, model: str | None = None) -> TurnPlanner | None:
+    """``teddy acp``'s planner for plain requests: a :class:`TurnPlanner` when a model is
+    named (``model``, ``TEDDY_MODEL`` or the project's config.yaml), else None (the
+    client then has to send plans)."""
+    from plankit.teddy.planning.models import configured_model
+    from plankit.teddy.session.config import load_config
+
+    if configured_model(model, load_config(root).model) is None:
+        return None
+    return TurnPlanner(model)
+
+
+def next_step(turn: Turn) -> str:
+    """What ``teddy resume`` does with the session's latest ``turn``: ``"execute"`` its
+    plan (it has plan.md and no report.md) or ``"plan"`` it; a turn that was executed
+    but got no next turn cannot go on."""
+    if turn.plan_path.exists() and not turn.report_path.exists():
+        return "execute"
+    if turn.report_path.exists():
+        raise PlanningError(
+            f"turn {turn.name} was executed but the session has no next turn; "
+            "start a new session with `teddy new NAME`",
+            code="no-next-turn",
+        )
+    return "plan"

@@ -1,0 +1,82 @@
+"""What every ``teddy`` command shares: failing with one line, reading a plan, JSON out.
+
+Imports nothing heavy: the commands import what they need inside their callbacks.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+from plankit.cliutil import EXIT_INVALID
+
+if TYPE_CHECKING:
+    from plankit.errors import Diagnostic
+    from plankit.textio import TextFile
+
+MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
+SESSION_HELP = "The session (default: the current one)."
+JSON_HELP = "Print the result as one JSON object on standard output."
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:
+    """Print ``teddy: message`` on standard error and exit with ``code``."""
+    click.echo(f"teddy: {message}", err=True)
+    sys.exit(code)
+
+
+def read_input(path: str) -> TextFile:
+    """A plan file, or standard input for ``-``; a bad file fails with one line."""
+    from plankit.errors import InputError
+    from plankit.textio import decode_text, read_text
+
+    try:
+        if path == "-":
+            return decode_text(sys.stdin.buffer.read(), path="<stdin>")
+        return read_text(path)
+    except InputError as exc:
+        fail(str(exc))
+
+
+def echo_json(obj: object) -> None:
+    """One JSON document on standard output."""
+    import json  # only --json needs it: plain commands start without it
+
+    click.echo(json.dumps(obj, ensure_ascii=False))
+
+
+def diagnostics_json(diagnostics: Iterable[Diagnostic], file: str | None) -> list[object]:
+    """Diagnostics in the shape every ``--json`` output shares."""
+    return [
+        {"code": d.code, "message": d.message, "line": d.line or None, "file": file}
+        for d in diagnostics
+    ]
+
+
+def print_diagnostics(path: str, diagnostics: list[Diagnostic], as_json: bool) -> None:
+    """Every problem as ``FILE:LINE: CODE message`` on stderr (and JSON on stdout)."""
+    if as_json:
+        echo_json({"errors": diagnostics_json(diagnostics, path)})
+    for diag in diagnostics:
+        click.echo(diag.format(path), err=True)
+    count = len(diagnostics)
+    click.echo(f"{path}: {count} problem{'s' * (count != 1)}; the plan is invalid", err=True)
+
+
+def project_root() -> Path:
+    """The directory holding ``.teddy/`` (here or above), or fail saying how to start."""
+    from plankit.workspace import find_root
+
+    root = find_root()
+    if root is None:
+        fail("no .teddy/ directory here or in any parent; start a session with `teddy new NAME`")
+    return root
+
+
+def clipboard_error(exc: Exception) -> NoReturn:
+    """Fail because the clipboard cannot be used."""
+    fail(f"no clipboard is available ({exc}); pass a plan file, or - to read standard input")

@@ -1,0 +1,149 @@
+"""``teddy execute`` and ``teddy acp``: running plans, at the terminal or for an ACP client."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID
+from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, diagnostics_json, echo_json, fail
+
+if TYPE_CHECKING:
+    from plankit.acp.contract import Planner as AcpPlanner
+    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.session.layout import Turn
+
+
+def outcome_json(turn: Turn | None, outcome: Outcome, plan: str) -> dict[str, object]:
+    """``teddy execute --json``: what the turn did, in one object."""
+    return {
+        "status": str(outcome.status) if outcome.status is not None else None,
+        "turn": turn.name if turn is not None else None,
+        "report": str(turn.report_path) if turn is not None and outcome.report else None,
+        "report_markdown": outcome.report,
+        "next_turn": str(outcome.next_turn.path) if outcome.next_turn is not None else None,
+        "interrupted": outcome.interrupted,
+        "message": outcome.message or None,
+        "errors": diagnostics_json((i.diagnostic() for i in outcome.validation), plan),
+    }
+
+
+@click.command()
+@click.argument("plan", required=False, type=click.Path(dir_okay=True))
+@click.option("-y", "--yes", is_flag=True, help="Approve every action without asking.")
+@click.option("--session", "session_name", help=SESSION_HELP)
+@click.option("--model", help="Re-plan after a validation failure with this model.")
+@click.option("--manual", is_flag=True, help="Re-plan by hand after a validation failure.")
+@click.option("--no-replan", is_flag=True, help="No corrected plan after a validation failure.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def execute(
+    plan: str | None,
+    yes: bool,
+    session_name: str | None,
+    model: str | None = None,
+    manual: bool = False,
+    no_replan: bool = False,
+    as_json: bool = False,
+) -> None:
+    """Validate, approve and execute a plan, then prepare the next turn.
+
+    \b
+    With no PLAN: the current turn's plan.md.
+    With a PLAN inside .teddy/: that turn (it must be the latest).
+    With any other PLAN: stateless mode, against the project root (the directory
+    holding .teddy/, or the current directory); the report is printed, not saved.
+    When a session's plan fails validation, the model that wrote it (or --model,
+    TEDDY_MODEL, config.yaml; --manual: by hand) gets the errors and writes a corrected
+    plan in the next turn, at most replan.max_attempts times; nothing else runs.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
+    from plankit.teddy.run.actions import Runtime
+    from plankit.teddy.run.approval import Approver, AutoApprover, ChatResponder
+    from plankit.teddy.run.execute import execute_plan
+    from plankit.teddy.run.progress import live_progress
+    from plankit.teddy.run.report import Status
+    from plankit.teddy.session.config import load_config
+    from plankit.workspace import find_root
+
+    root = find_root() or Path.cwd()
+    progress = live_progress()  # rich on a terminal, plain lines otherwise (stderr)
+    try:
+        config = load_config(root)
+        approver: Approver = (
+            AutoApprover() if yes else ConsoleApprover(config.preview_command, root=root)
+        )
+        chat: ChatResponder = ShowOnly() if yes else ConsoleChat()
+        turn, outcome = execute_plan(
+            root,
+            Path(plan) if plan is not None else None,
+            session_name=session_name,
+            approver=progress.watch(approver),
+            chat=chat,
+            config=config,
+            runtime=Runtime(root, config, chat, progress=progress),
+        )
+    except InputError as exc:
+        fail(str(exc))
+    finally:
+        progress.close()
+    if as_json:
+        echo_json(outcome_json(turn, outcome, plan or (turn.rel("plan.md") if turn else "")))
+    if outcome.status is None:
+        click.echo(f"teddy: {outcome.message}", err=True)
+        sys.exit(EXIT_INVALID if outcome.refused else 0)
+    if turn is None and outcome.report is not None:
+        if not as_json:
+            click.echo(outcome.report, nl=False)
+    else:
+        click.echo(f"{outcome.status}: {turn.report_path if turn else ''}", err=True)
+    for issue in outcome.validation:
+        where = f"action {issue.action}" if issue.action else "plan"
+        click.echo(f"  {where}: {issue.message}", err=True)
+    if outcome.next_turn is not None:
+        click.echo(f"next turn: {outcome.next_turn.path}", err=True)
+    if turn is not None and outcome.validation and outcome.next_turn and not no_replan:
+        from plankit.teddy.cli.planning_cmds import correct  # section 8.3
+
+        correct(turn, outcome, model=model, manual=manual, yes=yes)
+    if outcome.interrupted:
+        sys.exit(EXIT_INTERRUPTED)
+    if outcome.status in (Status.COMPLETED, Status.SKIPPED):
+        return
+    sys.exit(EXIT_INVALID)
+
+
+@click.command(name="acp")
+@click.option(
+    "--planner",
+    metavar="MODULE:CALLABLE",
+    help="Write plans from plain prompts with CALLABLE(prompt_text, turn) -> plan Markdown.",
+)
+@click.option(
+    "--model",
+    help="Plan plain requests with this llm model (default: TEDDY_MODEL or config.yaml).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log each request on standard error.")
+def acp_command(planner: str | None, model: str | None, verbose: bool) -> None:
+    """Serve TeDDy as an Agent Client Protocol agent on stdin/stdout.
+
+    For ACP clients (Zed, acpx, `plankit acp run` …): each prompt is one TeDDy turn in
+    a session created in the client's working directory; actions become tool calls,
+    each asking the client's permission.  Only ACP messages go to stdout.
+    """
+    from plankit.acp.stdio import load_planner, serve
+    from plankit.errors import InputError
+
+    try:
+        loaded: AcpPlanner | None = load_planner(planner) if planner else None
+        if loaded is None:
+            from plankit.teddy.planning.turn import default_turn_planner
+            from plankit.workspace import find_root
+
+            loaded = default_turn_planner(find_root() or Path.cwd(), model)
+    except InputError as exc:
+        fail(str(exc))
+    serve(loaded, verbose=verbose)

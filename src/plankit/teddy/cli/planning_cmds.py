@@ -1,0 +1,282 @@
+"""``teddy plan`` and ``teddy resume``: planning turns, and re-planning a failed plan."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from plankit.teddy.cli.common import (
+    JSON_HELP,
+    MODEL_HELP,
+    SESSION_HELP,
+    echo_json,
+    fail,
+    project_root,
+)
+
+if TYPE_CHECKING:
+    from plankit.teddy.planning.models import Planner
+    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.session.config import Config
+    from plankit.teddy.session.layout import Turn
+
+_ANSWER_SOURCES = ("auto", "clipboard", "stdin", "editor")
+
+
+def _read_message(turn_name: str, saved: str | None) -> str:
+    """A message typed on the terminal, ending at an empty line."""
+    if not sys.stdin.isatty():
+        fail("no message: pass -m MESSAGE (there is no terminal to ask on)")
+    hint = " (an empty first line: the turn's message.md)" if saved else ""
+    click.echo(f"Message for turn {turn_name}, ending with an empty line{hint}:", err=True)
+    lines: list[str] = []
+    while True:
+        line = sys.stdin.readline()
+        if not line or not line.strip():
+            break
+        lines.append(line.rstrip("\n"))
+    if not lines and saved:
+        return saved
+    if not lines:
+        fail("no message was given; nothing was planned")
+    return "\n".join(lines) + "\n"
+
+
+def _plan_and_report(
+    turn: Turn,
+    message: str,
+    planner: Planner,
+    config: Config,
+    *,
+    replace_plan: bool = False,
+    as_json: bool = False,
+) -> None:
+    from plankit.errors import InputError
+    from plankit.teddy.planning.models import PlanningCancelled
+    from plankit.teddy.planning.turn import plan_turn
+
+    try:
+        planned = plan_turn(turn, message, planner, config, replace_plan=replace_plan)
+    except PlanningCancelled as exc:
+        fail(f"planning was cancelled ({exc}); no plan.md was written")
+    except InputError as exc:
+        fail(str(exc))
+    if as_json:
+        usage = planned.answer.usage
+        echo_json(
+            {
+                "plan": str(planned.plan_path),
+                "model": planned.answer.model,
+                "input_tokens": usage.input_tokens if usage else None,
+                "output_tokens": usage.output_tokens if usage else None,
+                "parses": planned.plan is not None,
+                "problems": list(planned.problems),
+            }
+        )
+    else:
+        click.echo(planned.plan_path)
+    if planned.unwrapped:
+        click.echo("teddy: text around the plan was dropped (answer.md keeps the answer)", err=True)
+    if planned.repaired:
+        click.echo(f"teddy: {planned.repaired} ambiguous fence(s) repaired", err=True)
+    if planned.plan is None:
+        click.echo(
+            f"teddy: warning: plan.md does not parse ({planned.problems[0]}); "
+            "`teddy execute` will report it and re-plan",
+            err=True,
+        )
+        return
+    kinds = ", ".join(dict.fromkeys(str(a.type) for a in planned.plan.actions))
+    count = len(planned.plan.actions)
+    click.echo(
+        f"teddy: “{planned.plan.title}”: {count} action{'s' * (count != 1)} ({kinds}); "
+        "review it, then `teddy execute`",
+        err=True,
+    )
+
+
+@click.command("plan")
+@click.option("-m", "--message", help="What this turn should do (default: message.md, or asked).")
+@click.option("--model", help=MODEL_HELP)
+@click.option("--manual", is_flag=True, help="Plan by hand: the prompt goes to prompt.md.")
+@click.option(
+    "--answer-from",
+    type=click.Choice(_ANSWER_SOURCES),
+    default="auto",
+    show_default=True,
+    help="Manual mode: where the answer is read from.",
+)
+@click.option("--no-copy", is_flag=True, help="Manual mode: leave the clipboard alone.")
+@click.option("--replace", "replace_plan", is_flag=True, help="Plan a turn that has plan.md again.")
+@click.option("--session", "session_name", help=SESSION_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def plan_command(
+    message: str | None,
+    model: str | None,
+    manual: bool,
+    answer_from: str,
+    no_copy: bool,
+    replace_plan: bool,
+    session_name: str | None,
+    as_json: bool,
+) -> None:
+    """Plan the current turn with a model and save plan.md (its path is printed).
+
+    \b
+    Rebuilds input.md, sends system_prompt.xml, input.md and the message to the
+    model, drops text around the plan, repairs ambiguous fences, saves plan.md and
+    records the model and its token usage in meta.yaml.
+    The model: --model, else TEDDY_MODEL, else `model:` in .teddy/config.yaml, else
+    llm's default (keys: `llm keys set openai`, or the provider's variable).
+    Manual mode (--manual, or when no model can be used): the prompt is written to
+    prompt.md and copied to the clipboard when there is one; the answer is read from
+    standard input when it is not a terminal, else the clipboard (press Enter once
+    the answer is copied), else $EDITOR, else the terminal (end with Ctrl-D).
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.planning.manual import ManualOptions
+    from plankit.teddy.planning.turn import check_plannable, choose_planner, saved_message
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
+
+    root = project_root()
+    try:
+        config = load_config(root)
+        turn = find_session(root, session_name).latest()
+        check_plannable(turn, replace_plan)
+        saved = saved_message(turn)
+        text = message if message is not None else saved or _read_message(turn.name, None)
+        planner = choose_planner(
+            model=model,
+            manual=manual,
+            config=config,
+            manual_options=ManualOptions(answer_from, not no_copy),
+        )
+    except InputError as exc:
+        fail(str(exc))
+    assert planner is not None
+    _plan_and_report(turn, text, planner, config, replace_plan=replace_plan, as_json=as_json)
+
+
+def correct(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, yes: bool) -> None:
+    """After a validation failure in ``teddy execute``: the re-plan loop, told on stderr."""
+    from plankit.errors import InputError
+    from plankit.teddy.planning.models import PlanningCancelled
+    from plankit.teddy.planning.replan import correct_failed_plan
+    from plankit.teddy.planning.turn import Planned
+    from plankit.teddy.session.config import load_config
+
+    def started(name: str, limit: int) -> None:
+        who = "by hand (manual mode)" if name == "manual" else f"with {name}"
+        click.echo(f"teddy: re-planning {who}, at most {limit} attempts", err=True)
+
+    def planned(done: Planned) -> None:
+        title = f"“{done.plan.title}”" if done.plan else "a plan that does not parse"
+        click.echo(f"teddy: turn {done.turn.name}: {title}; validating", err=True)
+
+    try:
+        config = load_config(turn.session.root)
+        correction = correct_failed_plan(
+            turn,
+            outcome,
+            config,
+            model=model,
+            manual=manual,
+            interactive=sys.stdin.isatty() and not yes,
+            on_start=started,
+            on_planned=planned,
+        )
+    except PlanningCancelled as exc:
+        fail(f"re-planning was cancelled ({exc})")
+    except InputError as exc:
+        fail(f"no re-plan: {exc}")
+    result = correction.result
+    if result is None:
+        click.echo(
+            "teddy: no automatic re-plan (the plan was not written by a model, and none is "
+            "set); the next turn's message.md holds the errors: `teddy plan` uses it",
+            err=True,
+        )
+        return
+    if result.valid:
+        click.echo(
+            f"teddy: turn {result.turn.name} has a corrected plan that passes validation: "
+            f"{result.turn.plan_path}\nteddy: review it, then run `teddy execute`",
+            err=True,
+        )
+        return
+    failed = ", ".join(result.failed_turns)
+    click.echo(
+        f"teddy: validation failed again after {result.attempts} automatic re-plan"
+        f"{'s' * (result.attempts != 1)} (turn{'s' * (len(result.failed_turns) != 1)} {failed}); "
+        f"stopping.\nteddy: turn {result.turn.name}'s message.md holds the last errors: write "
+        "its plan.md by hand, or run `teddy plan -m MESSAGE`",
+        err=True,
+    )
+
+
+@click.command()
+@click.option("-m", "--message", help="The message for the next turn (default: asked).")
+@click.option("-y", "--yes", is_flag=True, help="Approve every action without asking.")
+@click.option("--model", help=MODEL_HELP)
+@click.option("--manual", is_flag=True, help="Plan by hand (manual mode).")
+@click.option("--no-replan", is_flag=True, help="No corrected plan after a validation failure.")
+@click.option("--session", "session_name", help=SESSION_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_context
+def resume(
+    ctx: click.Context,
+    message: str | None,
+    yes: bool,
+    model: str | None,
+    manual: bool,
+    no_replan: bool,
+    session_name: str | None,
+    as_json: bool,
+) -> None:
+    """Continue the session with whatever comes next.
+
+    \b
+    The latest turn has plan.md but no report.md: it is executed, as by
+    `teddy execute` (-y, --no-replan, --model and --manual apply).
+    The previous turn is complete: asks for a message (or takes -m), then plans the
+    latest turn, as by `teddy plan`.  --json prints what that command prints.
+    """
+    from plankit.errors import InputError
+    from plankit.teddy.cli.execute_cmds import execute
+    from plankit.teddy.planning.turn import choose_planner, next_step, saved_message
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import find_session
+
+    root = project_root()
+    try:
+        config = load_config(root)
+        session = find_session(root, session_name)
+        turn = session.latest()
+        step = next_step(turn)
+    except InputError as exc:
+        fail(str(exc))
+    if step == "execute":
+        if message is not None:
+            click.echo(f"teddy: turn {turn.name} already has a plan; -m is not used", err=True)
+        ctx.invoke(
+            execute,
+            plan=None,
+            yes=yes,
+            session_name=session.name,
+            model=model,
+            manual=manual,
+            no_replan=no_replan,
+            as_json=as_json,
+        )
+        return
+    saved = saved_message(turn)
+    text = message if message is not None else _read_message(turn.name, saved)
+    try:
+        planner = choose_planner(model=model, manual=manual, config=config)
+    except InputError as exc:
+        fail(str(exc))
+    assert planner is not None
+    _plan_and_report(turn, text, planner, config, as_json=as_json)
