@@ -8,7 +8,11 @@ same generator), validated with ``check_dir`` in interleaved rounds:
 * the same 10,000 tasks with the front matter fast path ÷ with ruamel.yaml parsing
   every front matter, the floor without the fast path (target: at most 0.5), with where
   the time goes: front matter parsing and everything else (listing, reading,
-  decoding, schema, ids, graph).
+  decoding, schema, ids, graph);
+* hostile task files, each in a plan directory of its own (an alias bomb, 10 MB of
+  front matter, 10 MB of front matter never closed, a 21 MiB file, brackets nested
+  30,000 deep): the slowest refusal ÷ validating the 1,000 tasks (target: at most 1; a
+  hostile file must cost less than an ordinary plan of a thousand tasks).
 
 The spec's file names have a two-digit sort index, so a directory holds at most 100
 distinct indices: the generated directory is valid except for the sort-index-duplicate
@@ -52,6 +56,37 @@ def generate(directory: Path, count: int, seed: int = 7) -> None:
         (tasks / f"{i % 100:02d}-task-{i}.md").write_text(text, encoding="utf-8")
 
 
+def _alias_bomb() -> str:
+    lines = ["---", "id: lol", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefg", "bcdefgh", strict=True):
+        lines.append(f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]")
+    return "\n".join([*lines, f"subtasks: [{','.join(['*h'] * 9)}]", "---", "", "Boom.", ""])
+
+
+def hostile(root: Path) -> dict[str, Path]:
+    """One plan directory per hostile task file, by name; each must be refused."""
+    filler = "subtasks:\n  - " + "x" * 76 + "\n"
+    deep = "[" * 30_000 + "]" * 30_000
+    texts: dict[str, str | bytes] = {
+        "alias bomb": _alias_bomb(),
+        "10 MB front matter": "---\nid: a\n" + filler * (10_000_000 // len(filler)) + "---\nX\n",
+        "10 MB unclosed": "---\n" + "a: b\n" * 2_000_000,
+        "21 MiB file": b"---\n" + b"x" * (21 * 1024 * 1024),
+        "30,000-deep nesting": f"---\nid: a\nsubtasks: {deep}\n---\nX\n",
+    }
+    directories = {}
+    for n, (name, text) in enumerate(texts.items()):
+        directory = root / f"hostile-{n}"
+        (directory / "tasks").mkdir(parents=True)
+        (directory / "plan.md").write_text('---\ntitle: "Hostile"\n---\n', encoding="utf-8")
+        data = text if isinstance(text, bytes) else text.encode()
+        (directory / "tasks" / "01-a.md").write_bytes(data)
+        _, problems = check_dir(str(directory))
+        require(len(problems) == 1, f"{name}: expected one problem, got {problems}")
+        directories[name] = directory
+    return directories
+
+
 def timed_parse(fast: bool) -> tuple[Callable[..., frontmatter.Node], list[float]]:
     """A replacement for the loader's ``parse`` that adds up its own time."""
     spent = [0.0]
@@ -93,12 +128,14 @@ def measure(rounds: int = 5) -> list[Result]:
         _, problems = check_dir(str(large))  # also warms the file cache and the imports
         rules = Counter(p.rule for p in problems)
         require(set(rules) == {"sort-index-duplicate"}, f"unexpected problems: {dict(rules)}")
-        log(f"agentflow: 1,000 and 10,000 tasks, {rounds} rounds …")
+        bad = hostile(root)
+        log(f"agentflow: 1,000 and 10,000 tasks, hostile files, {rounds} rounds …")
         m = interleaved(
             {
                 "1k": lambda: check_dir(str(small)),
                 "10k": lambda: check_dir(str(large)),
                 "10k ruamel": lambda: check_dir(str(large), fast=False),
+                **{name: (lambda d=d: check_dir(str(d))) for name, d in bad.items()},
             },
             rounds,
         )
@@ -110,6 +147,9 @@ def measure(rounds: int = 5) -> list[Result]:
     print(f"  1,000 tasks:   {m['1k']:7.3f} s")
     print(f"  10,000 tasks:  {m['10k']:7.3f} s   (target <= 3 s)")
     print(f"  problems in the 10k directory: {dict(rules)} (two-digit sort indices)")
+    for name in bad:
+        print(f"  hostile, {name}: {m[name] * 1e3:7.1f} ms")
+    worst = max(bad, key=lambda name: m[name])
     print(
         f"  front matter parsing (fast path): {yaml:6.3f} s ({yaml / total:4.0%}), "
         f"everything else: {total - yaml:6.3f} s; with ruamel.yaml for every file: "
@@ -128,6 +168,12 @@ def measure(rounds: int = 5) -> list[Result]:
             m["10k"] / m["10k ruamel"],
             0.5,
             f"10,000 tasks; front matter parsing is {yaml / total:.0%} of the time",
+        ),
+        Result(
+            "agentflow slowest hostile task file refused ÷ 1,000 tasks",
+            m[worst] / m["1k"],
+            1.0,
+            f"{worst}: {m[worst] * 1e3:.0f} ms ÷ {m['1k'] * 1e3:.0f} ms",
         ),
     ]
 

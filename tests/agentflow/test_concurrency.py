@@ -7,10 +7,10 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from plankit.agentflow.control import ControlPlane
+from tests.waiting import wait_until
 
 from .test_workflow import agentctl_path
 
@@ -18,11 +18,13 @@ PROCESSES = 8
 REQUESTS = 20
 SHELL_REQUESTS = 10  # each agentctl run is a new Python process: half as many keeps it quick
 
-# Each worker waits for the start file, so that all of them request at the same moment.
+# Each worker says it is ready (a file named after the start file and its pid), then
+# waits for the start file, so that all of them request at the same moment.
 _WORKER = """
 import json, os, sys, time
 from plankit.agentflow.control import ControlPlane
 start = sys.argv[1]
+open(f"{{start}}.ready.{{os.getpid()}}", "w").close()
 while not os.path.exists(start):
     time.sleep(0.005)
 plane = ControlPlane()
@@ -32,6 +34,7 @@ for _ in range({requests}):
 """
 
 _SHELL_WORKER = """
+touch "$1.ready.$$"
 while [ ! -e "$1" ]; do sleep 0.01; done
 i=0
 while [ $i -lt {requests} ]; do "$2" plan request-thread-dir || exit 1; i=$((i+1)); done
@@ -69,7 +72,13 @@ def _race(commands: list[list[str]], env: dict[str, str], start: Path) -> list[s
         subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for cmd in commands
     ]
-    time.sleep(0.2)
+    wait_until(  # (a worker that died early is reported below, with its error)
+        lambda: (
+            len(list(start.parent.glob(f"{start.name}.ready.*"))) == len(workers)
+            or any(worker.poll() is not None for worker in workers)
+        ),
+        "every worker to be ready",
+    )
     start.touch()
     outputs = []
     for worker in workers:
@@ -110,6 +119,7 @@ import json, os, sys, time
 from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.records import ControlError
 start, worker = sys.argv[1], sys.argv[2]
+open(f"{{start}}.ready.{{os.getpid()}}", "w").close()
 while not os.path.exists(start):
     time.sleep(0.005)
 plane = ControlPlane()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -35,9 +34,8 @@ Boom.
 
 
 def _only(directory: Path) -> tuple[str, int | None, str]:
-    started = time.perf_counter()
+    # how quickly: benchmarks/bench_agentflow.py times these refusals against ordinary plans
     _, problems = check_dir(str(directory))
-    assert time.perf_counter() - started < 2.0
     assert len(problems) == 1, [p.format() for p in problems]
     return problems[0].rule, problems[0].line, problems[0].message
 
