@@ -62,13 +62,29 @@ A plan with repairs is also parsed once, for rule 1.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
+from plankit.teddy.format.fence_events import (
+    ACTION,
+    BLANK_LINES_RE,
+    EVENT_RE,
+    FENCE,
+    FREE_ACTIONS,
+    LABEL,
+    ONE_BLOCK_ACTIONS,
+    REST_BLANK_RE,
+    SECTION,
+    SECTION_RANK,
+    STRUCTURED,
+    Event,
+    closer_re,
+    event_at,
+    nest,
+    runs_re,
+)
 from plankit.teddy.format.model import ActionType
-from plankit.teddy.format.parse import action_type_of, check_plan, is_edit_label, section_of
+from plankit.teddy.format.parse import check_plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,127 +113,6 @@ class Preprocessed:
         return bool(self.changes)
 
 
-# An event line.  Headings are only events when their text starts with a word that can
-# name an action, a section or a label (the classification below decides), so the
-# headings of Markdown content ("## Install") cost nothing.
-_EVENT_RE = re.compile(
-    r"^(?:(?P<indent> {0,3})(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)"
-    r"|(?P<hashes>#{1,6})[ \t]+(?P<title>[`*_ \t]*"
-    r"(?i:create|read|edit|execute|research|chat|invoke|conclude|prune"
-    r"|rationale|memos|action|find|replace)[^\r\n]*)"
-    r"|(?P<label>[`*_ \t]*(?P<word>(?i:find|replace))[`*_ \t]*:?[`*_ \t]*))\r?$",
-    re.MULTILINE,
-)
-_BLANK_LINES_RE = re.compile(r"(?:[ \t]*\r?\n)*")
-_REST_BLANK_RE = re.compile(r"\s*\Z")
-
-
-@lru_cache(maxsize=64)
-def _closer_re(char: str, length: int) -> re.Pattern[str]:
-    return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}[ \t]*\r?$", re.MULTILINE)
-
-
-@lru_cache(maxsize=64)
-def _runs_re(char: str, length: int) -> re.Pattern[str]:
-    return re.compile(rf"{re.escape(char)}{{{length},}}")
-
-
-_FENCE, _ACTION, _SECTION, _LABEL = range(4)
-_RANK = {"Rationale": 1, "Memos": 2, "Action Plan": 3}
-"""Sections in plan order; the header before them has rank 0."""
-_STRUCTURED = frozenset(
-    {
-        "Rationale",
-        "Memos",
-        ActionType.CREATE,
-        ActionType.EDIT,
-        ActionType.EXECUTE,
-        ActionType.RESEARCH,
-    }
-)
-_FREE_ACTIONS = frozenset({ActionType.CHAT_WITH_USER, ActionType.INVOKE, ActionType.CONCLUDE})
-_ONE_BLOCK_ACTIONS = frozenset({ActionType.CREATE, ActionType.EXECUTE, ActionType.RESEARCH})
-
-
-@dataclass(slots=True)
-class _Event:
-    kind: int  # _FENCE, _ACTION, _SECTION or _LABEL
-    start: int  # offset of the line
-    end: int  # offset of the end of the line's text (before \r\n or \n)
-    nxt: int  # offset of the next line (len(text) on the last line)
-    name: str = ""  # action type, section name, or FIND/REPLACE
-    char: str = ""  # fence character
-    length: int = 0  # fence run length
-    bare: bool = False  # a fence line with nothing after the run
-    run_start: int = 0  # offset of the fence run
-
-
-@lru_cache(maxsize=512)
-def _heading(level: int, title: str) -> tuple[int, str] | None:
-    """What a heading is to the sanitizer: (kind, name), or None when it is not an event."""
-    title = title.strip()
-    stripped = title.rstrip("#")
-    if stripped != title and (not stripped or stripped[-1] in " \t"):
-        title = stripped.strip()  # a closing sequence of #
-    if level == 3:
-        action = action_type_of(title)
-        if action is not None:
-            return _ACTION, str(action)
-    if level <= 2:
-        section = section_of(title)
-        if section is not None:
-            return _SECTION, section
-    if is_edit_label(title):
-        return _LABEL, "FIND" if "find" in title.lower() else "REPLACE"
-    return None
-
-
-def _event(text: str, m: re.Match[str]) -> _Event | None:
-    """The event on the line ``m`` matched, or None when the line is not one."""
-    start = m.start()
-    end = m.end()
-    nxt = end + 1 if end < len(text) else end
-    if end > start and text[end - 1] == "\r":
-        end -= 1
-    run, rest, hashes, title, word = m.group("run", "rest", "hashes", "title", "word")
-    if run is not None:
-        if run[0] == "`" and "`" in rest:
-            return None  # not a fence line in CommonMark
-        return _Event(
-            _FENCE, start, end, nxt, "", run[0], len(run), not rest.strip(), m.start("run")
-        )
-    if word is not None:
-        return _Event(_LABEL, start, end, nxt, word.upper())
-    kind = _heading(len(hashes), title)
-    if kind is None:
-        return None
-    return _Event(kind[0], start, end, nxt, kind[1])
-
-
-def _nest(stack: list[tuple[str, int]], fence: _Event, outer: str) -> bool:
-    """Track the inner blocks of a block fenced with ``outer`` (rule 3) on ``stack``.
-
-    Returns False for a bare ``outer`` fence outside inner blocks (a candidate end of
-    the outer block), True for any other fence: one that opens or closes an inner
-    block, or is content of one.  Inside an inner block only fences of its character
-    and at least its length count (bare, they close it; with an info string, they open
-    a block nested in it, as models write them); any other is content, as in CommonMark.
-    """
-    if stack:
-        char, length = stack[-1]
-        if fence.char != char or fence.length < length:
-            return True
-        if fence.bare:
-            stack.pop()
-        else:
-            stack.append((fence.char, fence.length))
-        return True
-    if fence.bare and fence.char == outer:
-        return False
-    stack.append((fence.char, fence.length))
-    return True
-
-
 class _OutOfBudget(Exception):
     """The text makes the nested readings scan too much: it is left as it is."""
 
@@ -226,7 +121,7 @@ class _OutOfBudget(Exception):
 class _Pending:
     """A block that kept a fallback end (see :meth:`_Sanitizer.defer`)."""
 
-    opener: _Event
+    opener: Event
     structured: bool
     limit: int  # where its reading stopped
     edits: int  # how many edits and notes there were before it
@@ -242,7 +137,7 @@ class _Place:
 
     @property
     def structured(self) -> bool:
-        return self.context in _STRUCTURED
+        return self.context in STRUCTURED
 
 
 class _Sanitizer:
@@ -251,7 +146,7 @@ class _Sanitizer:
         self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
         self.notes: list[tuple[int, str, tuple[int, ...]]] = []  # (offset, message, offsets)
         self.budget = 2 * text.count("\n") + 10_000  # events scanned beyond the walk
-        self.first: dict[int, _Event | None] = {}  # offset -> the first event from there
+        self.first: dict[int, Event | None] = {}  # offset -> the first event from there
         self.fitting: dict[int, bool] = {}  # offset of an action heading -> fits_under
         self.pending: _Pending | None = None
 
@@ -263,17 +158,17 @@ class _Sanitizer:
         if self.budget < 0:
             raise _OutOfBudget
 
-    def events(self, pos: int) -> Iterator[_Event]:
+    def events(self, pos: int) -> Iterator[Event]:
         """The events from offset ``pos`` on."""
         text, known = self.text, self.first
-        for m in _EVENT_RE.finditer(text, pos):
+        for m in EVENT_RE.finditer(text, pos):
             ev = known.get(m.start())
             if ev is None or ev.start != m.start():
-                ev = _event(text, m)
+                ev = event_at(text, m)
             if ev is not None:
                 yield ev
 
-    def first_event(self, pos: int) -> _Event | None:
+    def first_event(self, pos: int) -> Event | None:
         """The first event at or after offset ``pos`` (remembered: the walk, ``follows``
         and ``fits_under`` ask for the same ones)."""
         try:
@@ -281,62 +176,62 @@ class _Sanitizer:
         except KeyError:
             pass
         text = self.text
-        ev: _Event | None = None
-        m = _EVENT_RE.search(text, pos)
+        ev: Event | None = None
+        m = EVENT_RE.search(text, pos)
         while m is not None:
-            ev = _event(text, m)
+            ev = event_at(text, m)
             if ev is not None:
                 break
-            m = _EVENT_RE.search(text, m.end() + 1)
+            m = EVENT_RE.search(text, m.end() + 1)
         self.first[pos] = ev
         return ev
 
     # --- what may follow a block ---------------------------------------------------------
 
-    def boundary(self, ev: _Event, place: _Place) -> bool:
+    def boundary(self, ev: Event, place: _Place) -> bool:
         """Whether ``ev`` may start what comes after a block opened at ``place``."""
-        if ev.kind == _ACTION:
+        if ev.kind == ACTION:
             return place.rank == 3
-        if ev.kind == _SECTION:
-            return _RANK[ev.name] > place.rank
-        return ev.kind == _LABEL and place.context == ActionType.EDIT
+        if ev.kind == SECTION:
+            return SECTION_RANK[ev.name] > place.rank
+        return ev.kind == LABEL and place.context == ActionType.EDIT
 
-    def fits_under(self, head: _Event) -> bool:
+    def fits_under(self, head: Event) -> bool:
         """Whether what is under an action heading fits that action."""
-        if head.kind != _ACTION or head.name in _FREE_ACTIONS:
+        if head.kind != ACTION or head.name in FREE_ACTIONS:
             return True
         fits = self.fitting.get(head.start)
         if fits is None:
             fits = self.fitting[head.start] = self._fits_under(head)
         return fits
 
-    def _fits_under(self, head: _Event) -> bool:
+    def _fits_under(self, head: Event) -> bool:
         first = self.first_event(head.nxt)
-        if head.name in _ONE_BLOCK_ACTIONS:
-            return first is not None and first.kind == _FENCE
+        if head.name in ONE_BLOCK_ACTIONS:
+            return first is not None and first.kind == FENCE
         if first is None:
             return head.name != ActionType.EDIT
         events = self.events(first.nxt)
         if head.name == ActionType.EDIT:
-            if first.kind != _LABEL or first.name != "FIND":
+            if first.kind != LABEL or first.name != "FIND":
                 return False
             # a REPLACE: label outside fenced blocks, before the next action or section
             stack: list[tuple[str, int]] = []
             for ev in events:
                 self.spend()
-                if ev.kind == _FENCE:
-                    _nest(stack, ev, "")
+                if ev.kind == FENCE:
+                    nest(stack, ev, "")
                 elif stack:
                     continue
-                elif ev.kind == _LABEL and ev.name == "REPLACE":
+                elif ev.kind == LABEL and ev.name == "REPLACE":
                     return True
-                elif ev.kind in (_ACTION, _SECTION):
+                elif ev.kind in (ACTION, SECTION):
                     return False
             return False
         # READ and PRUNE: no fenced block before the next action or section
-        item: _Event | None = first
-        while item is not None and item.kind not in (_ACTION, _SECTION):
-            if item.kind == _FENCE:
+        item: Event | None = first
+        while item is not None and item.kind not in (ACTION, SECTION):
+            if item.kind == FENCE:
                 return False
             item = next(events, None)
         return True
@@ -345,14 +240,14 @@ class _Sanitizer:
         """Whether what comes from offset ``after`` (the line after a closing fence) on
         fits the plan's structure."""
         text = self.text
-        blank = _BLANK_LINES_RE.match(text, after)
+        blank = BLANK_LINES_RE.match(text, after)
         pos = blank.end() if blank is not None else after
-        if _REST_BLANK_RE.match(text, pos):
+        if REST_BLANK_RE.match(text, pos):
             return True
         ev = self.first_event(after)
         if ev is None or ev.start != pos:
             return False  # text that is not an event comes first
-        if ev.kind == _FENCE:
+        if ev.kind == FENCE:
             return place.context == ActionType.RESEARCH
         return self.boundary(ev, place) and self.fits_under(ev)
 
@@ -366,13 +261,13 @@ class _Sanitizer:
             ev = self.first_event(pos)
             if ev is None:
                 return
-            if ev.kind == _ACTION:
+            if ev.kind == ACTION:
                 place = _Place(ev.name, place.rank)
                 pos = ev.nxt
-            elif ev.kind == _SECTION:
-                place = _Place(ev.name, _RANK[ev.name])
+            elif ev.kind == SECTION:
+                place = _Place(ev.name, SECTION_RANK[ev.name])
                 pos = ev.nxt
-            elif ev.kind == _FENCE:
+            elif ev.kind == FENCE:
                 pos = self.block(ev, place)
             else:
                 pos = ev.nxt
@@ -381,10 +276,10 @@ class _Sanitizer:
             if pos >= len(text):
                 return
 
-    def block(self, opener: _Event, place: _Place) -> int:
+    def block(self, opener: Event, place: _Place) -> int:
         """Handle the block that ``opener`` opens; return the offset to go on from."""
         text = self.text
-        m = _closer_re(opener.char, opener.length).search(text, opener.nxt)
+        m = closer_re(opener.char, opener.length).search(text, opener.nxt)
         if m is None:
             return self.nested(opener, place, -1)
         if text.find(opener.char * opener.length, opener.nxt, m.start()) < 0 and (
@@ -393,18 +288,18 @@ class _Sanitizer:
             return m.end() + 1  # it follows the fencing rule, and the plan goes on after it
         return self.nested(opener, place, m.start())
 
-    def nested(self, opener: _Event, place: _Place, cm_start: int) -> int:
+    def nested(self, opener: Event, place: _Place, cm_start: int) -> int:
         """Read a block with its nesting (rule 3); ``cm_start`` is CommonMark's end."""
         structured = place.structured
         stack: list[tuple[str, int]] = []
-        candidate: _Event | None = None  # first candidate end that did not fit
+        candidate: Event | None = None  # first candidate end that did not fit
         cm_outside = False  # whether CommonMark's end is outside inner blocks
-        cm_event: _Event | None = None
-        end: _Event | None = None
-        stop: _Event | None = None
+        cm_event: Event | None = None
+        end: Event | None = None
+        stop: Event | None = None
         for ev in self.events(opener.nxt):
             self.spend()
-            if ev.kind != _FENCE:
+            if ev.kind != FENCE:
                 if not stack and self.boundary(ev, place) and self.fits_under(ev):
                     stop = ev
                     break
@@ -414,7 +309,7 @@ class _Sanitizer:
                 cm_event = ev
                 if structured and self.follows(ev.nxt, place):
                     return ev.nxt  # CommonMark's end fits the plan: keep it
-            if _nest(stack, ev, opener.char):
+            if nest(stack, ev, opener.char):
                 continue
             if not structured:
                 if ev.length >= opener.length:
@@ -442,9 +337,7 @@ class _Sanitizer:
         self.close(opener, limit)
         return limit
 
-    def defer(
-        self, opener: _Event, place: _Place, limit: int, stack: list[tuple[str, int]]
-    ) -> None:
+    def defer(self, opener: Event, place: _Place, limit: int, stack: list[tuple[str, int]]) -> None:
         """Remember a block that ends short of ``limit`` only for want of a better end.
 
         Should a block after it, before ``limit``, be closed at ``limit`` by an inserted
@@ -458,16 +351,16 @@ class _Sanitizer:
 
     # --- repairs -------------------------------------------------------------------------
 
-    def fence_length(self, opener: _Event, stop: int) -> int:
+    def fence_length(self, opener: Event, stop: int) -> int:
         """One more than the longest run of the fence character between the opening
         fence and ``stop``, and at least the opening fence's length."""
-        runs = _runs_re(opener.char, opener.length).finditer(self.text, opener.nxt, stop)
+        runs = runs_re(opener.char, opener.length).finditer(self.text, opener.nxt, stop)
         return max((m.end() - m.start() + 1 for m in runs), default=opener.length)
 
-    def set_run(self, ev: _Event, length: int) -> None:
+    def set_run(self, ev: Event, length: int) -> None:
         self.edits.append((ev.run_start, ev.run_start + ev.length, ev.char * length))
 
-    def lengthen(self, opener: _Event, closer: _Event) -> None:
+    def lengthen(self, opener: Event, closer: Event) -> None:
         """Make ``opener`` … ``closer`` one block: both fences longer than any run inside."""
         length = self.fence_length(opener, closer.start)
         if length != opener.length:
@@ -491,7 +384,7 @@ class _Sanitizer:
                 )
             )
 
-    def close(self, opener: _Event, limit: int) -> None:
+    def close(self, opener: Event, limit: int) -> None:
         """Insert a closing fence after the block's last non-blank line before ``limit``."""
         text = self.text
         last = limit
