@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -48,6 +49,7 @@ from plankit.teddy.run.edits import apply_pairs
 from plankit.teddy.run.execute import execute_turn
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import create_session
+from tests.waiting import DEADLINE
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "data" / "tui"
@@ -595,7 +597,12 @@ def test_tui_approver_quits_on_q(tmp_path: Path) -> None:
 
 
 class Terminal:
-    """A program in a pseudo-terminal of a fixed size; output is drained as it comes."""
+    """A program in a pseudo-terminal of a fixed size; output is drained as it comes.
+
+    Nothing here waits a fixed time: each step waits until the screen shows what the
+    previous keys did (text, or the checklist's cursor, see :func:`cursor_on`), with a
+    deadline that only bounds a test that is already failing.
+    """
 
     def __init__(self, argv: list[str], cwd: Path, size: tuple[int, int] = (100, 30)) -> None:
         import fcntl
@@ -613,51 +620,60 @@ class Terminal:
         )
         os.close(child)
         self.seen = b""
+        self.mark = 0
+        """Where the output that answers the last keys sent starts."""
+        self.ended = False
 
-    def pump(self, seconds: float) -> None:
+    def _read(self, timeout: float) -> None:
         import select
+
+        if self.ended:
+            return
+        ready, _, _ = select.select([self.main], [], [], timeout)
+        if ready:
+            try:
+                self.seen += os.read(self.main, 65536)
+            except OSError:  # every writer is gone and all was read
+                self.ended = True
+
+    def wait_for(self, needle: str | re.Pattern[bytes], seconds: float = DEADLINE) -> None:
+        """Read until ``needle`` (text or a pattern of bytes) is in what came after the
+        last keys sent."""
         import time
 
+        pattern = (
+            needle if isinstance(needle, re.Pattern) else re.compile(re.escape(needle.encode()))
+        )
         deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([self.main], [], [], min(left, 0.1))
-            if ready:
-                try:
-                    self.seen += os.read(self.main, 65536)
-                except OSError:
-                    return
-
-    def wait_for(self, needle: str, seconds: float = 30) -> None:
-        import time
-
-        deadline = time.monotonic() + seconds
-        while needle.encode() not in self.seen:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.pump(0.2)
-                if needle.encode() in self.seen:
-                    return
+        while not pattern.search(self.seen, self.mark):
+            if time.monotonic() > deadline or self.ended:
                 tail = self.seen[-3000:].decode(errors="replace")
                 raise AssertionError(f"never saw {needle!r}; the end of the output:\n{tail}")
-            self.pump(0.1)
+            self._read(0.1)
 
-    def send(self, *keys: str, settle: float = 0.4) -> None:
+    def send(self, *keys: str) -> None:
+        self.mark = len(self.seen)
         for key in keys:
             os.write(self.main, key.encode())
-            self.pump(settle)
 
-    def close(self, seconds: float = 60) -> int:
+    def close(self, seconds: float = DEADLINE) -> int:
         """Wait for the program to end, reading all it writes; its exit status."""
         import time
 
         deadline = time.monotonic() + seconds
         try:
-            while self.proc.poll() is None and time.monotonic() < deadline:
-                self.pump(0.1)
-            code = self.proc.wait(timeout=1)
-            self.pump(0.3)  # what is still buffered
+            while not self.ended and time.monotonic() < deadline:
+                self._read(0.1)  # ends when the program and its children closed the terminal
+            code = self.proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         finally:
             os.close(self.main)
         return code
+
+
+def cursor_on(label: str) -> re.Pattern[bytes]:
+    """The checklist's cursor on the item whose label starts with ``label``, in the
+    focused tree: the label drawn bold (a blurred tree's cursor is not bold)."""
+    return re.compile(rb"\x1b\[1(?:;[\d;]*)?m" + re.escape(label.encode()))
 
 
 DOWN, ENTER = "\x1b[B", "\r"
@@ -675,13 +691,18 @@ def test_console_tier_opens_the_checklist_in_a_real_terminal(tmp_path: Path) -> 
     try:
         term.wait_for("(q)uit \u203a")
         term.send("m\n")
-        term.wait_for("Modify Plan")
-        term.pump(1.0)
+        term.wait_for(cursor_on("[✓] [+] ADD:"))  # the checklist, with its cursor on the memo
         term.send(DOWN, DOWN, DOWN, "p")  # memo → Action Plan → EDIT → CREATE farewells
         term.wait_for("File path:")
         term.send(ENTER)  # keep the proposed path
         term.wait_for("saved the file content? (y/n)")
-        term.send("y", DOWN, " ", "s")  # untick tests/test_farewells.py, confirm
+        term.send("y")
+        term.wait_for(cursor_on("[✓] CREATE:  src/farewells.py"))  # back in the checklist
+        term.send(DOWN)
+        term.wait_for(cursor_on("[✓] CREATE:  tests/test_farewells.py"))
+        term.send(" ")  # untick it
+        term.wait_for("3 of 4 actions selected")
+        term.send("s")  # confirm
         code = term.close()
     except BaseException:
         term.proc.kill()
