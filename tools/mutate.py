@@ -1,0 +1,275 @@
+"""Mutation testing of chosen source modules: do the tests notice when the code changes?
+
+Usage (from the project root, with the ``mutation`` extra installed)::
+
+    .venv/bin/python tools/mutate.py src/plankit/checklist/model.py [MODULE ...]
+        [--tests tests/checklist/test_parse.py ...] [--fail-under 85]
+
+A MODULE is a path under ``src/`` or a dotted name (``plankit.checklist.model``).  The
+tests run against each mutant are, unless ``--tests`` names them, the test folder that
+mirrors the module's package (``tests/checklist`` for ``plankit.checklist.model``; the
+nearest existing one for deeper packages).  mutmut then runs, for each mutant, only the
+tests that call the mutated function, in one worker process.
+
+Everything is written under ``.mutation/`` (git-ignored): a snapshot of ``src/`` and
+``tests/``, mutmut's ``mutants/`` folder, its log and ``report.txt``, which holds what
+is printed at the end: the kill rate of each module and every surviving mutant as a
+diff.  A mutant counts as killed when a test failed or ran out of time under it; the
+kill rate is killed mutants over all mutants of the module (mutants that no selected
+test reaches count as survivors).
+
+mutmut mutates the bodies of functions and methods (``@staticmethod`` and
+``@classmethod`` included); module-level constants and other decorated functions
+(``@property``) are left alone, so their tests are written by hand.
+
+Exit status: 0 when the run finished (and every module reached ``--fail-under``), 1
+when a module is under ``--fail-under`` or mutmut failed, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+TESTS = ROOT / "tests"
+OUT = ROOT / ".mutation"
+WORKERS = 1
+"""mutmut's worker processes: one, so that the machine keeps a core for other work."""
+HYPOTHESIS_SEED = "0"
+"""Property tests draw the same examples under every mutant, so runs are repeatable."""
+
+KILLED = frozenset({"killed", "timeout", "caught by type check"})
+STATUS_LINE = re.compile(r"\s*(\S+): (.+)")
+
+
+class UsageError(Exception):
+    """A module or test path that cannot be used; the message says which and why."""
+
+
+@dataclass
+class ModuleResult:
+    """The mutants of one module, by status."""
+
+    name: str
+    statuses: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def killed(self) -> int:
+        return sum(1 for s in self.statuses.values() if s in KILLED)
+
+    @property
+    def survivors(self) -> list[str]:
+        return sorted(
+            (k for k, s in self.statuses.items() if s not in KILLED),
+            key=_natural,
+        )
+
+    @property
+    def rate(self) -> float:
+        return 100.0 * self.killed / len(self.statuses) if self.statuses else 100.0
+
+
+def _natural(key: str) -> list[object]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", key)]
+
+
+def module_path(arg: str) -> Path:
+    """The source file that ``arg`` (a path or a dotted module name) names."""
+    if arg.endswith(".py") or "/" in arg or os.sep in arg:
+        full = (Path.cwd() / arg).resolve()
+        if full.suffix != ".py":
+            raise UsageError(f"{arg}: not a Python module; give a path like src/plankit/x/y.py")
+    else:
+        full = SRC.joinpath(*arg.split(".")).with_suffix(".py")
+    if not full.is_file():
+        raise UsageError(f"{arg}: no such module; give a path like src/plankit/x/y.py")
+    try:
+        full.relative_to(SRC)
+    except ValueError:
+        raise UsageError(
+            f"{arg}: not under src/; only the package's modules can be mutated"
+        ) from None
+    return full
+
+
+def dotted(path: Path) -> str:
+    """``plankit.checklist.model`` for ``src/plankit/checklist/model.py``."""
+    return ".".join(path.relative_to(SRC).with_suffix("").parts)
+
+
+def default_tests(path: Path) -> Path:
+    """The test folder mirroring ``path``'s package, or the nearest existing parent."""
+    parts = path.relative_to(SRC / "plankit").parent.parts
+    for depth in range(len(parts), 0, -1):
+        candidate = TESTS.joinpath(*parts[:depth])
+        if candidate.is_dir():
+            return candidate
+    return TESTS
+
+
+def test_paths(args: list[str]) -> list[Path]:
+    out = []
+    for arg in args:
+        full = (Path.cwd() / arg).resolve()
+        if not full.exists():
+            raise UsageError(f"{arg}: no such test file or folder")
+        try:
+            full.relative_to(TESTS)
+        except ValueError:
+            raise UsageError(f"{arg}: not under tests/; name test files of this project") from None
+        out.append(full)
+    return out
+
+
+def _toml(value: object) -> str:
+    """A TOML value for the strings, booleans, numbers and lists used here."""
+    return json.dumps(value)
+
+
+def write_config(work: Path, modules: list[Path], tests: list[Path]) -> None:
+    """The work folder's pyproject.toml: the project's pytest settings and mutmut's."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pytest_options = project.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    lines = ["[tool.pytest.ini_options]"]
+    lines += [f"{key} = {_toml(value)}" for key, value in pytest_options.items()]
+    mutmut = {
+        "source_paths": ["src"],
+        "only_mutate": [str(m.relative_to(ROOT)) for m in modules],
+        "pytest_add_cli_args_test_selection": [str(t.relative_to(ROOT)) for t in tests],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", f"--hypothesis-seed={HYPOTHESIS_SEED}"],
+        "use_git_change_detection": False,
+    }
+    lines += ["", "[tool.mutmut]"]
+    lines += [f"{key} = {_toml(value)}" for key, value in mutmut.items()]
+    (work / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def prepare(work: Path, modules: list[Path], tests: list[Path]) -> None:
+    """A fresh work folder holding a snapshot of the sources and the tests."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(SRC, work / "src", ignore=skip)
+    shutil.copytree(TESTS, work / "tests", ignore=skip)
+    write_config(work, modules, tests)
+
+
+def mutmut(work: Path, *args: str, log: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    command = [sys.executable, "-m", "mutmut", *args]
+    if log is None:
+        return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+    with log.open("w", encoding="utf-8") as out:
+        done = subprocess.run(
+            command, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+    return subprocess.CompletedProcess(command, done.returncode, "", "")
+
+
+def collect(work: Path, names: list[str]) -> dict[str, ModuleResult]:
+    """Each module's mutants and their status, from ``mutmut results``."""
+    listed = mutmut(work, "results", "--all", "true")
+    if listed.returncode != 0:
+        raise RuntimeError(f"mutmut results failed: {listed.stderr.strip()}")
+    results = {name: ModuleResult(name) for name in names}
+    for line in listed.stdout.splitlines():
+        m = STATUS_LINE.fullmatch(line)
+        if m is None:
+            continue
+        key, status = m.groups()
+        owner = max((n for n in names if key.startswith(n + ".")), key=len, default=None)
+        if owner is not None:
+            results[owner].statuses[key] = status
+    return results
+
+
+def report(work: Path, results: dict[str, ModuleResult]) -> str:
+    width = max(len(name) for name in results)
+    lines = [f"{'module':<{width}}  mutants  killed  survived  kill rate"]
+    for r in results.values():
+        lines.append(
+            f"{r.name:<{width}}  {len(r.statuses):>7}  {r.killed:>6}  "
+            f"{len(r.survivors):>8}  {r.rate:>8.1f}%"
+        )
+    for r in results.values():
+        for key in r.survivors:
+            diff = mutmut(work, "show", key).stdout.strip()
+            lines += ["", f"# {key}: {r.statuses[key]}", *diff.splitlines()[2:]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tools/mutate.py",
+        description="Mutation testing (mutmut) of the given modules; prints the kill rate "
+        "per module and the surviving mutants.",
+    )
+    parser.add_argument("modules", nargs="+", metavar="MODULE", help="src/… path or dotted name")
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        metavar="PATH",
+        help="test files or folders to run (default: the tests/ folder of each module's package)",
+    )
+    parser.add_argument(
+        "--fail-under", type=float, metavar="PCT", help="exit 1 if a module's kill rate is lower"
+    )
+    args = parser.parse_args(argv)
+    try:
+        modules = list(dict.fromkeys(module_path(m) for m in args.modules))
+        if args.tests:
+            tests = test_paths(args.tests)
+        else:
+            tests = list(dict.fromkeys(default_tests(m) for m in modules))
+    except UsageError as error:
+        print(f"tools/mutate.py: {error}", file=sys.stderr)
+        return 2
+    try:
+        import mutmut as _  # noqa: F401
+    except ImportError:
+        print(
+            "tools/mutate.py: mutmut is not installed; run .venv/bin/pip install -e '.[mutation]'",
+            file=sys.stderr,
+        )
+        return 2
+    names = [dotted(m) for m in modules]
+    slug = "+".join(n.removeprefix("plankit.") for n in names)
+    if len(slug) > 60:
+        slug = hashlib.sha1(slug.encode()).hexdigest()[:12]
+    work = OUT / slug
+    prepare(work, modules, tests)
+    log = work / "mutmut.log"
+    shown = ", ".join(str(t.relative_to(ROOT)) for t in tests)
+    print(f"mutating {', '.join(names)} against {shown}; log: {log.relative_to(ROOT)}")
+    run = mutmut(work, "run", "--max-children", str(WORKERS), log=log)
+    if run.returncode != 0:
+        print(f"tools/mutate.py: mutmut failed (exit {run.returncode}); see {log}", file=sys.stderr)
+        return 1
+    results = collect(work, names)
+    text = report(work, results)
+    (work / "report.txt").write_text(text, encoding="utf-8")
+    print(text, end="")
+    print(f"(report: {(work / 'report.txt').relative_to(ROOT)})")
+    counts = Counter(s for r in results.values() for s in r.statuses.values())
+    if counts.keys() - KILLED - {"survived"}:
+        print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if args.fail_under is not None and any(r.rate < args.fail_under for r in results.values()):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
