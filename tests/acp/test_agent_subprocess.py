@@ -158,7 +158,7 @@ def test_stdout_carries_nothing_but_acp_messages(project: Path, schema: SchemaCh
             break
     proc.stdin.close()
     stderr = proc.stderr.read().decode() if proc.stderr else ""
-    assert proc.wait(timeout=10) == 0
+    assert proc.wait(timeout=DEADLINE) == 0
     assert lines[-1]["result"] == {"stopReason": "end_turn"}
     assert lines[0]["result"]["protocolVersion"] == 1
     assert "stray output from a planner" in stderr and "a log line" in stderr

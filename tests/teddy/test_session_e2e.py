@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
-from tests.waiting import record_group, wait_for_group_end, wait_until
+from tests.waiting import DEADLINE, record_group, wait_for_group_end, wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 RATIONALE = "\n".join(
@@ -394,7 +394,7 @@ def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> 
     )
     _wait_for(project / "started")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 130, err
     report = (session / "01" / "report.md").read_text()
     assert "execution was interrupted (Ctrl-C)" in report
