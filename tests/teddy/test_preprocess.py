@@ -31,6 +31,7 @@ from plankit.teddy.format.parse import RATIONALE_SECTIONS, check_plan
 from plankit.teddy.format.preprocess import Change, Preprocessed, _Sanitizer, preprocess
 from plankit.teddy.format.render import render_plan
 from plankit.textio import decode_text
+from tests.profiles import examples
 from tests.teddy.strategies import plans, text_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "preprocess"
@@ -41,9 +42,10 @@ TEDDY = Path(sys.executable).parent / "teddy"
 BOM = b"\xef\xbb\xbf"
 FENCE_LINE = re.compile(r"( {0,3})(`{3,}|~{3,})([^\r]*)")
 
-# PREPROCESS_EXAMPLES=20000 searches harder (minutes) when the sanitizer changes.
+# PREPROCESS_EXAMPLES=20000 searches harder (minutes) when the sanitizer changes; so does
+# HYPOTHESIS_PROFILE=long (1,500), see tests/profiles.py.
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PREPROCESS_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("PREPROCESS_EXAMPLES", "0")) or examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

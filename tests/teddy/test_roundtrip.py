@@ -8,9 +8,12 @@ from hypothesis import strategies as st
 from plankit.teddy.format.model import Create, Plan
 from plankit.teddy.format.parse import check_plan, parse_plan
 from plankit.teddy.format.render import render_plan
+from tests.profiles import examples
 from tests.teddy.strategies import plans
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -51,7 +54,7 @@ plan_lines = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(plan_lines, max_size=40).map("\n".join))
 @example("")
 @example("# T\n## Action Plan\n### `EDIT`\n`FIND:`\n```\n")
@@ -62,7 +65,7 @@ def test_parsing_any_text_returns_a_plan_or_diagnostics(text: str) -> None:
         assert diag.line >= 0 and diag.code and diag.message
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=300))
 def test_parsing_arbitrary_unicode_never_raises(text: str) -> None:
     plan, diagnostics = check_plan(text)
