@@ -9,8 +9,16 @@ The exception tree::
                                   Diagnostic found in one pass
 
 A :class:`Diagnostic` is one problem in a document: a stable ``code`` a program can
-match on, a ``message`` that says what was expected and what was found, and the
-1-based ``line`` it is on.  Command-line tools print it as ``FILE:LINE: CODE message``.
+match on, a ``message`` that says what was expected and what was found, the 1-based
+``line`` it is on and, when known, the ``file``.  Command-line tools print it as
+``FILE:LINE: CODE message``; every ``--json`` output (``teddy``, ``plankit checklist``,
+``agentctl``) and every MCP tool that returns errors as JSON prints it through
+:func:`diagnostic_json` as::
+
+    {"code": "...", "message": "...", "line": 12, "file": "plan.md"}
+
+where ``line`` is 1-based or ``null`` (the problem concerns the whole document, or there
+is no document) and ``file`` a path or ``null``.  A line 0 is never printed.
 """
 
 from __future__ import annotations
@@ -19,9 +27,29 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True, order=True)
+def diagnostic_json(
+    code: str, message: str, line: int | None = None, file: str | None = None
+) -> dict[str, object]:
+    """The one JSON form of a diagnostic: ``{"code", "message", "line", "file"}``.
+
+    ``line`` is printed when it is a 1-based line and as ``null`` otherwise (0 and
+    ``None`` both mean "no line"); ``file`` is a path or ``null`` (an empty path is
+    ``null`` too).
+    """
+    return {
+        "code": code,
+        "message": message,
+        "line": line if line is not None and line > 0 else None,
+        "file": file or None,
+    }
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One problem found in a document."""
+    """One problem found in a document.
+
+    Diagnostics sort by line, then code and message (then file), the order reports use.
+    """
 
     line: int
     """1-based line the problem is on (0 when it concerns the whole document)."""
@@ -29,14 +57,57 @@ class Diagnostic:
     """Stable identifier, kebab-case, e.g. ``edit-unpaired``."""
     message: str
     """What was expected and what was found, with a fix when one is likely."""
+    file: str | None = None
+    """The document the problem is in, when the diagnostic carries it."""
 
-    def format(self, path: str) -> str:
-        """Render as ``PATH:LINE: CODE message`` (one line)."""
-        return f"{path}:{self.line}: {self.code} {self.message}"
+    def _key(self) -> tuple[int, str, str, str]:
+        return (self.line, self.code, self.message, self.file or "")
 
-    def to_dict(self) -> dict[str, object]:
-        """The JSON form used by every ``--json`` output."""
-        return {"line": self.line, "code": self.code, "message": self.message}
+    def __lt__(self, other: Diagnostic) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Diagnostic) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Diagnostic) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Diagnostic) -> bool:
+        return self._key() >= other._key()
+
+    def format(self, path: str | None = None) -> str:
+        """One line: ``PATH:LINE: CODE message`` (``PATH: CODE message`` without a line,
+        ``CODE message`` without a path); ``path`` defaults to :attr:`file`."""
+        where = path if path is not None else self.file
+        if not where:
+            return f"{self.code} {self.message}"
+        if self.line > 0:
+            return f"{where}:{self.line}: {self.code} {self.message}"
+        return f"{where}: {self.code} {self.message}"
+
+    def to_json(self, file: str | None = None) -> dict[str, object]:
+        """The JSON form (:func:`diagnostic_json`); ``file`` is used when the diagnostic
+        carries none."""
+        return diagnostic_json(self.code, self.message, self.line, self.file or file)
+
+
+def diagnostics_json(
+    diagnostics: Iterable[Diagnostic], file: str | None = None
+) -> list[dict[str, object]]:
+    """Every diagnostic in its JSON form; ``file`` names the document for those that do
+    not carry one (``{"errors": diagnostics_json(...)}`` is what ``--json`` prints)."""
+    return [d.to_json(file) for d in diagnostics]
+
+
+def diagnostics_of(error: PlankitError) -> list[Diagnostic]:
+    """A plankit error as the diagnostics a ``--json`` output lists: a
+    :class:`PlanError`'s, an :class:`InputError`'s one (with its file and line), or one
+    with the error's ``code`` (``error`` when it has none) and its text."""
+    if isinstance(error, PlanError):
+        return list(error.diagnostics)
+    if isinstance(error, InputError):
+        return [error.diagnostic()]
+    return [Diagnostic(0, str(getattr(error, "code", "") or "error"), str(error))]
 
 
 class PlankitError(Exception):
@@ -64,8 +135,9 @@ class InputError(PlankitError):
         super().__init__(f"{where}{message}")
 
     def diagnostic(self) -> Diagnostic:
-        """The error as a :class:`Diagnostic` (line 0 when it concerns the whole file)."""
-        return Diagnostic(self.line or 0, self.code, self.detail)
+        """The error as a :class:`Diagnostic` with its file (line 0 when it concerns the
+        whole file); the message is :attr:`detail`, without the place."""
+        return Diagnostic(self.line or 0, self.code, self.detail, self.path)
 
 
 class PlanError(PlankitError):

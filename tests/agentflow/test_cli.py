@@ -56,7 +56,7 @@ def test_session_start_json_has_session_plan_dir_and_context(home: Path) -> None
     }
     again = run("session", "start", "--agent-session-id", "claude-7", "--json")
     assert again.exit_code == 1
-    assert json.loads(again.stdout)["errors"][0]["rule"] == "session-exists"
+    assert json.loads(again.stdout)["errors"][0]["code"] == "session-exists"
 
 
 def test_session_context_lists_additional_directories_on_resume(session: dict[str, object]) -> None:
@@ -112,11 +112,11 @@ def test_remove_thread_errors_are_one_line_or_json(session: dict[str, object]) -
     assert json.loads(result.stdout) == {
         "errors": [
             {
-                "rule": "thread-unknown",
-                "file": None,
-                "line": None,
+                "code": "thread-unknown",
                 "message": "no thread 'thread_404' in this session; `agentctl session context` "
                 "lists its threads",
+                "line": None,
+                "file": None,
             }
         ]
     }
@@ -148,8 +148,8 @@ def test_commit_failure_lists_every_error_and_success_prints_waves(
     assert lines[1].startswith(f"{current}/tasks/02-b.md:2: id-format id 'B' is not kebab-case")
     assert lines[-1].startswith("2 problems in 2 files")
     data = json.loads(run("plan", "commit", "--json").stdout)
-    assert all(set(e) == {"rule", "file", "line", "message"} for e in data["errors"])
-    assert sorted(e["rule"] for e in data["errors"]) == ["depends-unknown", "id-format"]
+    assert all(list(e) == ["code", "message", "line", "file"] for e in data["errors"])
+    assert sorted(e["code"] for e in data["errors"]) == ["depends-unknown", "id-format"]
     copy_example(current)
     for name in ("01-a.md", "02-b.md"):
         (current / "tasks" / name).unlink()
@@ -179,7 +179,7 @@ def test_plan_show(session: dict[str, object]) -> None:
     assert data["threads"][0]["plan"]["ready"] == ["create-schema"]
     result = run("plan", "show", "--commit", "2", "--json")
     assert result.exit_code == 1
-    assert json.loads(result.stdout)["errors"][0]["rule"] == "commit-unknown"
+    assert json.loads(result.stdout)["errors"][0]["code"] == "commit-unknown"
     assert run("plan", "show", "--commit", "0").exit_code == 2
 
 
@@ -204,7 +204,7 @@ def test_set_topic(session: dict[str, object]) -> None:
     assert run("set-topic", "Add auth").stdout == "topic: Add auth\n"
     result = run("set-topic", "x" * 101, "--json")
     assert result.exit_code == 1
-    assert json.loads(result.stdout)["errors"][0]["rule"] == "topic-invalid"
+    assert json.loads(result.stdout)["errors"][0]["code"] == "topic-invalid"
     assert json.loads(run("session", "context", "--json").stdout)["topic"] == "Add auth"
 
 

@@ -84,11 +84,11 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
 
     error, data = seen["empty_commit"]
     assert error
-    assert [e["rule"] for e in data["errors"]] == ["plan-missing", "plan-missing"]
-    assert all(set(e) == {"rule", "file", "line", "message"} for e in data["errors"])
+    assert [e["code"] for e in data["errors"]] == ["plan-missing", "plan-missing"]
+    assert all(list(e) == ["code", "message", "line", "file"] for e in data["errors"])
 
     error, data = seen["remove_current"]
-    assert error and data["errors"][0]["rule"] == "thread-current"
+    assert error and data["errors"][0]["code"] == "thread-current"
 
     error, data = seen["commit"]
     assert not error
@@ -96,13 +96,13 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
 
     assert seen["remove_extra"][1]["removed"] is True and not seen["remove_extra"][0]
     assert (
-        seen["remove_again"][0] and seen["remove_again"][1]["errors"][0]["rule"] == "thread-removed"
+        seen["remove_again"][0] and seen["remove_again"][1]["errors"][0]["code"] == "thread-removed"
     )
     assert seen["clear"] == (
         False,
         {"thread_id": context.current.thread_id, "plan_dir": str(current), "files_removed": 5},
     )
-    assert seen["topic_bad"][0] and seen["topic_bad"][1]["errors"][0]["rule"] == "topic-invalid"
+    assert seen["topic_bad"][0] and seen["topic_bad"][1]["errors"][0]["code"] == "topic-invalid"
     assert seen["topic"][1]["topic"] == "Add user authentication"
     assert ControlPlane(home).context(context.session.session_id).session.topic == (
         "Add user authentication"

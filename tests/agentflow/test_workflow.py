@@ -128,7 +128,7 @@ def test_the_whole_workflow(tmp_path: Path) -> None:
     assert "filename '02-Bad Name.md'" in failed.stderr
     assert "2 problems in 2 files" in failed.stderr
     errors = json.loads(sh("plan", "commit", "--json", ok=False).stdout)["errors"]
-    assert {e["rule"] for e in errors} == {"depends-cycle", "filename"}
+    assert {e["code"] for e in errors} == {"depends-cycle", "filename"}
     write(current / "tasks" / "02-b.md", task("b"))
     (Path(str(one["plan_dir"])) / "tasks" / "02-Bad Name.md").rename(
         Path(str(one["plan_dir"])) / "tasks" / "02-bad-name.md"

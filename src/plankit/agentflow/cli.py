@@ -16,8 +16,9 @@ Host side::
 Each command parses its options, calls one :class:`~plankit.agentflow.control.ControlPlane`
 method and formats the result.  Exit codes: 0 success, 1 invalid input or a failed
 check, 2 usage error, 130 interrupted.  Results go to stdout, messages to stderr;
-``--json`` prints results as JSON and errors as ``{"errors": [{"rule", "file",
-"line", "message"}]}`` on stdout.  Heavy modules are imported inside the commands.
+``--json`` prints results as JSON and errors as ``{"errors": [{"code", "message",
+"line", "file"}]}`` on stdout (``code`` is the rule's name; ``line`` and ``file`` may be
+null).  Heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _fail_problems(problems: list[Problem], as_json: bool) -> NoReturn:
 
     if as_json:
         # The details are on stdout; stderr only says that the command failed.
-        _dump({"errors": [problem.to_dict() for problem in problems]})
+        _dump({"errors": [problem.to_json() for problem in problems]})
         count = len(problems)
         click.echo(
             f"agentctl: failed ({count} error{'s' * (count != 1)}, listed as JSON)", err=True
@@ -72,26 +73,15 @@ def _fail_problems(problems: list[Problem], as_json: bool) -> NoReturn:
 
 def _call(as_json: bool, action: Callable[[], T]) -> T:
     """Run a library call, turning its errors into the command's error output."""
-    from plankit.agentflow.model import PlanDirError
-    from plankit.agentflow.records import ControlError
-    from plankit.errors import PlankitError
+    from plankit.agentflow.records import problems_of
 
     try:
         return action()
-    except ControlError as exc:
-        _fail_problems([exc.problem()], as_json)
-    except PlanDirError as exc:
-        _fail_problems(list(exc.problems), as_json)
-    except PlankitError as exc:
-        from plankit.agentflow.model import Problem
-
-        _fail_problems([Problem("", None, "error", str(exc))], as_json)
-    except OSError as exc:
-        from plankit.agentflow.model import Problem
-
-        where = f"{exc.filename}: " if exc.filename else ""
-        message = f"{where}{exc.strerror or exc}"
-        _fail_problems([Problem("", None, "io-error", message)], as_json)
+    except Exception as exc:
+        problems = problems_of(exc)
+        if problems is None:
+            raise
+        _fail_problems(problems, as_json)
 
 
 def _control(ctx: click.Context) -> ControlPlane:

@@ -14,8 +14,9 @@ the same name:
 ==========================  ===========================================================
 
 Results are structured content (and the same JSON as text).  Every failure is a
-result with ``isError`` set and ``{"errors": [{"rule", "file", "line", "message"}]}``
-as its content: a failed commit lists every problem of every directory.
+result with ``isError`` set and ``{"errors": [{"code", "message", "line", "file"}]}``
+as its content (the diagnostic shape of every plankit ``--json`` output; ``code`` is
+the rule's name): a failed commit lists every problem of every directory.
 
 The session is the one named by ``AGENTFLOW_SESSION_ID`` in the server's environment
 (or the ``session`` given to :func:`register_agentflow_tools`).
@@ -32,8 +33,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from plankit.agentflow.control import ControlPlane
-from plankit.agentflow.model import PlanDirError, Problem
-from plankit.agentflow.records import ControlError
+from plankit.agentflow.records import problems_of
 
 if TYPE_CHECKING:
     from mcp_types import ToolAnnotations
@@ -46,19 +46,14 @@ def _result(data: dict[str, Any], *, error: bool = False) -> CallToolResult:
     )
 
 
-def _errors(problems: list[Problem]) -> CallToolResult:
-    return _result({"errors": [problem.to_dict() for problem in problems]}, error=True)
-
-
 def _run(action: Callable[[], dict[str, Any]]) -> CallToolResult:
     try:
         return _result(action())
-    except ControlError as exc:
-        return _errors([exc.problem()])
-    except PlanDirError as exc:
-        return _errors(list(exc.problems))
-    except OSError as exc:
-        return _errors([Problem("", None, "io-error", f"{exc.strerror or exc}")])
+    except Exception as exc:
+        problems = problems_of(exc)
+        if problems is None:
+            raise
+        return _result({"errors": [problem.to_json() for problem in problems]}, error=True)
 
 
 def register_agentflow_tools(
@@ -134,7 +129,7 @@ def register_agentflow_tools(
         """Validate every allocated thread plan directory and submit them in one commit.
 
         On failure, every problem of every directory is returned at once under "errors"
-        ({"rule", "file", "line", "message"}); fix them all and commit again.
+        ({"code", "message", "line", "file"}); fix them all and commit again.
         """
         return _run(lambda: plane.commit(session).to_dict())
 

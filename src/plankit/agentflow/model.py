@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plankit.errors import PlankitError
+from plankit.errors import PlankitError, diagnostic_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,14 +41,10 @@ class Problem:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.rule} {self.message}"
 
-    def to_dict(self) -> dict[str, object]:
-        """The JSON form: ``{"rule", "file", "line", "message"}`` (``line`` may be null)."""
-        return {
-            "rule": self.rule,
-            "file": self.file or None,
-            "line": self.line,
-            "message": self.message,
-        }
+    def to_json(self) -> dict[str, object]:
+        """The JSON form every plankit command shares (:func:`plankit.errors.diagnostic_json`):
+        ``{"code": RULE, "message", "line", "file"}``, ``line`` and ``file`` may be null."""
+        return diagnostic_json(self.rule, self.message, self.line, self.file)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from plankit.agentflow.model import Plan, Problem, Task
-from plankit.errors import PlankitError
+from plankit.agentflow.model import Plan, PlanDirError, Problem, Task
+from plankit.errors import PlankitError, diagnostics_of
 
 
 class ControlError(PlankitError):
@@ -25,9 +25,23 @@ class ControlError(PlankitError):
         """The error in the shape of a validation problem (no file, no line)."""
         return Problem("", None, self.rule, self.message)
 
-    def to_dict(self) -> dict[str, object]:
-        """``{"rule", "file": null, "line": null, "message"}``."""
-        return {"rule": self.rule, "file": None, "line": None, "message": self.message}
+
+def problems_of(error: BaseException) -> list[Problem] | None:
+    """What went wrong, as the problems ``agentctl`` and the MCP tools report: every
+    problem of a failed validation, a control plane refusal, any other plankit error
+    (with its file and line when it has them), or an I/O error; ``None`` for anything
+    else (a bug, to be raised)."""
+    if isinstance(error, PlanDirError):
+        return list(error.problems)
+    if isinstance(error, ControlError):
+        return [error.problem()]
+    if isinstance(error, PlankitError):
+        return [
+            Problem(d.file or "", d.line or None, d.code, d.message) for d in diagnostics_of(error)
+        ]
+    if isinstance(error, OSError):
+        return [Problem(str(error.filename or ""), None, "io-error", error.strerror or str(error))]
+    return None
 
 
 @dataclass(frozen=True, slots=True)

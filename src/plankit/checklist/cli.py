@@ -3,7 +3,9 @@
 Each command opens the store named by ``--store`` (``PLAN.md``, ``plan.xlsx`` or
 ``gsheets:<id>``), makes one :class:`~plankit.checklist.manager.PlanManager` call and
 prints the result: text for people, one JSON value with ``--json``.  Exit codes: 0
-success, 1 an error (one line on standard error), 2 usage error.
+success, 1 an error (one line on standard error; with ``--json`` also
+``{"errors": [{"code", "message", "line", "file"}]}`` on standard output), 2 usage
+error.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import click
 if TYPE_CHECKING:
     from plankit.checklist.manager import PlanManager
     from plankit.checklist.model import PlanTask
+    from plankit.errors import Diagnostic
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -56,9 +59,12 @@ def _echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False))
 
 
-def _fail(message: str, code: str, as_json: bool) -> NoReturn:
+def _fail(message: str, diagnostics: list[Diagnostic], as_json: bool) -> NoReturn:
+    """Exit 1 with ``message`` on stderr (and, with --json, the diagnostics on stdout)."""
     if as_json:
-        _echo_json({"errors": [{"line": 0, "code": code, "message": message}]})
+        from plankit.errors import diagnostics_json
+
+        _echo_json({"errors": diagnostics_json(diagnostics)})
     click.echo(f"plankit checklist: {message}", err=True)
     sys.exit(EXIT_FAILED)
 
@@ -73,13 +79,13 @@ def _call(
     """Run ``action`` on a manager for the store; any plankit error ends the command."""
     from plankit.checklist.manager import PlanManager
     from plankit.checklist.stores import open_store
-    from plankit.errors import PlankitError
+    from plankit.errors import PlankitError, diagnostics_of
 
     try:
         manager = PlanManager(open_store(store, cell=cell, credentials=credentials), cell)
         return action(manager)
     except PlankitError as exc:
-        _fail(str(exc), getattr(exc, "code", "failed"), as_json)
+        _fail(str(exc), diagnostics_of(exc), as_json)
 
 
 def _task_line(task: PlanTask) -> str:
@@ -127,12 +133,13 @@ def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown
     """Show the plan with its progress per phase and overall."""
     plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
     if plan is None:
-        _fail(
+        from plankit.errors import Diagnostic
+
+        message = (
             f"no plan in {store} ({cell}); run `plankit checklist init` or "
-            "`plankit checklist create`",
-            "no-plan",
-            as_json,
+            "`plankit checklist create`"
         )
+        _fail(message, [Diagnostic(0, "no-plan", message)], as_json)
     if as_json:
         _echo_json(plan.to_dict())
     elif markdown:

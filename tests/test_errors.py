@@ -1,0 +1,88 @@
+"""The foundation's diagnostics: one JSON shape, one text form, errors as diagnostics."""
+
+from __future__ import annotations
+
+import pytest
+
+from plankit.errors import (
+    Diagnostic,
+    InputError,
+    PlanError,
+    PlankitError,
+    diagnostic_json,
+    diagnostics_json,
+    diagnostics_of,
+)
+
+
+def test_the_json_shape_has_four_keys_in_order() -> None:
+    got = Diagnostic(12, "edit-unpaired", "FIND without REPLACE", "plan.md").to_json()
+    assert list(got.items()) == [
+        ("code", "edit-unpaired"),
+        ("message", "FIND without REPLACE"),
+        ("line", 12),
+        ("file", "plan.md"),
+    ]
+
+
+@pytest.mark.parametrize("line", [0, None, -1])
+def test_no_line_is_null_never_zero(line: int | None) -> None:
+    assert diagnostic_json("empty", "is empty", line)["line"] is None
+
+
+def test_an_empty_file_is_null() -> None:
+    assert diagnostic_json("c", "m", 3, "")["file"] is None
+
+
+def test_a_list_names_the_document_for_diagnostics_without_one() -> None:
+    found = diagnostics_json(
+        [Diagnostic(2, "b", "m"), Diagnostic(0, "a", "m", "other.md")], "plan.md"
+    )
+    assert [(d["line"], d["file"]) for d in found] == [(2, "plan.md"), (None, "other.md")]
+
+
+def test_the_text_form_leaves_out_what_is_missing() -> None:
+    assert Diagnostic(4, "c", "msg").format("plan.md") == "plan.md:4: c msg"
+    assert Diagnostic(0, "c", "msg").format("plan.md") == "plan.md: c msg"
+    assert Diagnostic(4, "c", "msg", "own.md").format() == "own.md:4: c msg"
+    assert Diagnostic(4, "c", "msg").format() == "c msg"
+
+
+def test_diagnostics_sort_by_line_code_message_even_with_and_without_a_file() -> None:
+    found = sorted(
+        [
+            Diagnostic(3, "a", "m", "x.md"),
+            Diagnostic(1, "z", "m"),
+            Diagnostic(3, "a", "m"),
+            Diagnostic(1, "b", "m"),
+        ]
+    )
+    assert [(d.line, d.code, d.file) for d in found] == [
+        (1, "b", None),
+        (1, "z", None),
+        (3, "a", None),
+        (3, "a", "x.md"),
+    ]
+    assert Diagnostic(1, "c", "m", "a.md") != Diagnostic(1, "c", "m", "b.md")
+
+
+def test_errors_become_diagnostics() -> None:
+    problem = InputError("not UTF-8 text", code="not-utf8", path="plan.md", line=7)
+    assert [d.to_json() for d in diagnostics_of(problem)] == [
+        {"code": "not-utf8", "message": "not UTF-8 text", "line": 7, "file": "plan.md"}
+    ]
+    whole = InputError("no such file", code="not-found", path="plan.md")
+    assert diagnostics_of(whole)[0].to_json()["line"] is None
+    plan = PlanError([Diagnostic(9, "b", "m"), Diagnostic(2, "a", "m")])
+    assert [d.line for d in diagnostics_of(plan)] == [2, 9]
+
+    class Coded(PlankitError):
+        code = "store-locked"
+
+    assert diagnostics_of(Coded("the store is locked"))[0].to_json() == {
+        "code": "store-locked",
+        "message": "the store is locked",
+        "line": None,
+        "file": None,
+    }
+    assert diagnostics_of(PlankitError("plain"))[0].code == "error"
