@@ -18,6 +18,7 @@ as that package is reorganised; any other cycle fails.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,7 +29,13 @@ PACKAGE = "plankit"
 KNOWN_PREFIX = "plankit.teddy."
 """The package whose cycles may be listed in :data:`KNOWN_CYCLES` (being reorganised)."""
 
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
+    {
+        # `teddy run` executes through `execute`, whose failed validation re-plans
+        # through `correct`: a lazy import each way.
+        frozenset({"plankit.teddy.cli.execute_cmds", "plankit.teddy.cli.planning_cmds"}),
+    }
+)
 """Cycles under :data:`KNOWN_PREFIX` tolerated for now, each as its set of modules."""
 
 
@@ -194,12 +201,16 @@ def _describe(members: frozenset[str], path: list[str]) -> str:
 
 
 def _unexpected(cycles: list[tuple[frozenset[str], list[str]]]) -> list[str]:
-    return [
-        _describe(members, path)
-        for members, path in cycles
-        if members not in KNOWN_CYCLES
-        or not all(module.startswith(KNOWN_PREFIX) for module in members)
-    ]
+    """The cycles not tolerated by :data:`KNOWN_CYCLES`; the tolerated ones are reported
+    as warnings, so they stay in sight until the list is empty."""
+    unexpected = []
+    for members, path in cycles:
+        if members in KNOWN_CYCLES and all(m.startswith(KNOWN_PREFIX) for m in members):
+            message = f"known import cycle, to be removed: {_describe(members, path)}"
+            warnings.warn(message, stacklevel=2)
+        else:
+            unexpected.append(_describe(members, path))
+    return unexpected
 
 
 def test_plankit_has_no_import_cycles() -> None:
