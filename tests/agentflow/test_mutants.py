@@ -170,3 +170,96 @@ def test_problems_of_several_directories_come_sorted_by_file_then_line(tmp_path:
         ("01-a.md", 3),
         ("02-b.md", 2),
     ]
+
+
+# --- the other rules' messages ------------------------------------------------------------------
+
+
+def test_a_shared_sort_index_and_an_empty_body_say_how_to_fix_them(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={
+            "01-b.md": task("b"),
+            "01-a.md": task("a"),
+            "02-c.md": task("c", body="  \n\n"),
+        },
+    )
+    assert _problems(directory) == [
+        (
+            "sort-index-duplicate",
+            "01-b.md",
+            None,
+            "sort index 01 is also used by tasks/01-a.md; give each task file its own NN prefix",
+        ),
+        (
+            "body-empty",
+            "02-c.md",
+            None,
+            "the task has no description; write what to do and how to tell it is done "
+            "after the front matter",
+        ),
+    ]
+
+
+def test_a_task_depending_on_itself_is_named_with_the_fix(tmp_path: Path) -> None:
+    directory = write_plan(tmp_path / "p", tasks={"01-a.md": task("a", ["a"])})
+    assert _problems(directory) == [
+        (
+            "depends-cycle",
+            "01-a.md",
+            3,
+            "task 'a' depends on itself: a → a; remove one of these dependencies",
+        )
+    ]
+
+
+def test_a_cycle_through_a_duplicate_id_points_at_the_file_with_the_edge(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={
+            "01-a.md": task("a"),
+            "02-a.md": task("a", ["b"]),
+            "03-b.md": task("b", ["a"]),
+        },
+    )
+    assert _problems(directory) == [
+        (
+            "id-duplicate",
+            "02-a.md",
+            2,
+            "id 'a' is already used by tasks/01-a.md; ids must be unique within a plan",
+        ),
+        (
+            "depends-cycle",
+            "02-a.md",
+            3,
+            "dependency cycle: a → b → a; remove one of these dependencies",
+        ),
+    ]
+
+
+def test_a_valid_plan_lists_its_tasks_by_sort_index_with_their_fields(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={
+            "10-last.md": "---\nid: last\ndepends_on: [first, middle]\nagent: codex\n"
+            "subtasks: [one, two]\n---\nFinish.\n",
+            "02-middle.md": task("middle", ["first"]),
+            "01-first.md": task("first"),
+        },
+    )
+    plan, problems = check_dir(str(directory))
+    assert problems == []
+    assert plan is not None
+    assert [(t.id, t.sort_index, t.file) for t in plan.tasks] == [
+        ("first", 1, "tasks/01-first.md"),
+        ("middle", 2, "tasks/02-middle.md"),
+        ("last", 10, "tasks/10-last.md"),
+    ]
+    last = plan.tasks[2]
+    assert (last.depends_on, last.agent, last.subtasks) == (
+        ("first", "middle"),
+        "codex",
+        ("one", "two"),
+    )
+    assert last.body.strip() == "Finish."

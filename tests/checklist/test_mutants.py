@@ -14,6 +14,7 @@ from plankit.checklist import (
     PlanManager,
     TaskStatus,
     UnknownStepError,
+    add_note,
     parse_plan,
     update_task_status,
 )
@@ -175,3 +176,63 @@ def test_a_phase_with_a_tuple_of_steps_is_accepted() -> None:
     manager = PlanManager(MemorySheets(), today=lambda: TODAY)
     plan = manager.create_plan("P", "g", [{"name": "Collect", "steps": ("a", "b")}])
     assert [t.title for t in plan.tasks] == ["a", "b"]
+
+
+# --- status updates ----------------------------------------------------------------------------
+
+ONE_PHASE = "# Plan: P\n\nGoal: g\n\n### Phase 1: A\n\n"
+
+
+def test_completing_a_todo_task_that_carries_an_old_date_gives_it_today() -> None:
+    text = ONE_PHASE + "- [ ] 1.1 Check the totals ✅ 2025-12-01\n"
+    updated = update_task_status(text, "1.1", "done", today=TODAY)
+    assert updated == ONE_PHASE + "- [x] 1.1 Check the totals ✅ 2026-01-15\n"
+
+
+def test_completing_a_done_task_again_keeps_its_date() -> None:
+    text = ONE_PHASE + "- [x] 1.1 Check the totals ✅ 2025-12-01\n"
+    assert update_task_status(text, "1.1", "done", today=TODAY) == text
+
+
+@pytest.mark.parametrize(
+    ("status", "placeholder"),
+    [("blocked", "[>] 1.1 Read A — then B — (no reason given)"),
+     ("review", "[!] 1.1 Read A — then B — (no note given)")],
+)  # fmt: skip
+def test_a_title_with_a_dash_keeps_it_when_no_note_is_given(status: str, placeholder: str) -> None:
+    text = ONE_PHASE + "- [ ] 1.1 Read A — then B\n"
+    updated = update_task_status(text, "1.1", status, today=TODAY)
+    assert updated == ONE_PHASE + f"- {placeholder}\n"
+    task = parse_plan(updated).task("1.1")
+    assert task is not None
+    assert task.title == "Read A — then B"
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "## Notes\n\n- Sheet is read-only\n"),
+        ("# Plan: P", "# Plan: P\n\n## Notes\n\n- Sheet is read-only\n"),
+        ("# Plan: P\n", "# Plan: P\n\n## Notes\n\n- Sheet is read-only\n"),
+        ("# Plan: P\n\n", "# Plan: P\n\n## Notes\n\n- Sheet is read-only\n"),
+        ("# Plan: P\r\n\r\n", "# Plan: P\r\n\r\n## Notes\r\n\r\n- Sheet is read-only\r\n"),
+        ("# Plan: P\rGoal: g\r", "# Plan: P\rGoal: g\r\r## Notes\r\r- Sheet is read-only\r"),
+        # the last line ends otherwise than the first: still exactly one blank line
+        (
+            "# Plan: P\r\nGoal: g\n",
+            "# Plan: P\r\nGoal: g\n\r\n## Notes\r\n\r\n- Sheet is read-only\r\n",
+        ),
+    ],
+)
+def test_a_notes_section_is_added_after_one_blank_line(text: str, expected: str) -> None:
+    assert add_note(text, "Sheet  is\tread-only") == expected
+
+
+def test_an_empty_note_is_refused() -> None:
+    with pytest.raises(InputError) as caught:
+        add_note(ONE_PHASE, " \n\t ")
+    assert str(caught.value) == "the note is empty; give the text to add"
+    assert caught.value.code == "empty-note"
