@@ -48,6 +48,17 @@ def _line_number(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _occurrences(text: str, find: str) -> list[int]:
+    """Every offset where ``find`` starts, overlapping ones included: ``}\\n}`` is
+    twice in ``}\\n}\\n}``, and applying it at the first would be a guess."""
+    starts: list[int] = []
+    pos = text.find(find)
+    while pos >= 0:
+        starts.append(pos)
+        pos = text.find(find, pos + 1)
+    return starts
+
+
 def _lines_with_offsets(text: str) -> tuple[list[str], list[int]]:
     lines = text.split("\n")
     offsets = [0]
@@ -94,19 +105,13 @@ def find_match(text: str, find: str, replace: str) -> Match:
     """Where ``find`` applies in ``text``; raises :class:`EditFailed` when it does not."""
     if not find.strip():
         raise EditFailed("the FIND block is empty", code="find-empty")
-    count = text.count(find)
-    if count == 1:
-        start = text.index(find)
-        return Match(start, start + len(find), replace, "exact")
-    if count > 1:
-        lines: list[int] = []
-        pos = text.find(find)
-        while pos >= 0 and len(lines) < 5:
-            lines.append(_line_number(text, pos))
-            pos = text.find(find, pos + 1)
-        where = ", ".join(str(n) for n in lines)
+    starts = _occurrences(text, find)
+    if len(starts) == 1:
+        return Match(starts[0], starts[0] + len(find), replace, "exact")
+    if starts:
+        where = ", ".join(str(_line_number(text, start)) for start in starts[:5])
         raise EditFailed(
-            f"the FIND block matches {count} times (at lines {where}); "
+            f"the FIND block matches {len(starts)} times (at lines {where}); "
             "include more surrounding lines so that it matches once",
             code="find-ambiguous",
         )
