@@ -13,6 +13,9 @@ research:
   backend: ddgs               # or "fixture:path/to/results.json", or "module:callable"
 replan:
   max_attempts: 3
+network:                      # what URL reads may reach besides public addresses
+  allow_hosts: [localhost]    # host names that may resolve to any address
+  allow_networks: ["10.0.0.0/8"]  # address ranges that may be reached
 ```
 Unknown keys and wrong types are errors that name the key, never ignored.
 """
@@ -46,6 +49,11 @@ class Config:
     """The RESEARCH backend: ``ddgs``, ``fixture:PATH`` or ``module:callable``."""
     replan_max_attempts: int = 3
     """Automatic re-plans in a row before giving up."""
+    network_allow_hosts: tuple[str, ...] = ()
+    """Host names URL reads may reach whatever they resolve to (``*.example.com``:
+    its subdomains); see :mod:`plankit.teddy.context.network`."""
+    network_allow_networks: tuple[str, ...] = ()
+    """Address ranges (``10.0.0.0/8``, ``::1``) URL reads may reach."""
 
 
 _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
@@ -57,6 +65,8 @@ _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "context.max_file_bytes": ("context_max_file_bytes", int),
     "research.backend": ("research_backend", str),
     "replan.max_attempts": ("replan_max_attempts", int),
+    "network.allow_hosts": ("network_allow_hosts", tuple),
+    "network.allow_networks": ("network_allow_networks", tuple),
 }
 
 
@@ -92,6 +102,9 @@ def load_config(root: Path) -> Config:
         attr, kind = _SCHEMA[key]
         if value is None:
             continue
+        if key.startswith("network."):
+            values[attr] = _network(key, value, path)
+            continue
         if not isinstance(value, kind) or isinstance(value, bool):
             expected = kind.__name__ if isinstance(kind, type) else "a number"
             raise InputError(
@@ -101,3 +114,14 @@ def load_config(root: Path) -> Config:
             raise InputError(f"'{key}' must be positive", code="bad-config", path=str(path))
         values[attr] = value
     return Config(**values)
+
+
+def _network(key: str, value: object, path: Path) -> tuple[str, ...]:
+    """``network.allow_hosts`` or ``network.allow_networks``, checked."""
+    from plankit.teddy.context.network import check_hosts, check_networks
+
+    check = check_hosts if key == "network.allow_hosts" else check_networks
+    try:
+        return check(key, value)
+    except ValueError as exc:
+        raise InputError(str(exc), code="bad-config", path=str(path)) from None
