@@ -16,6 +16,7 @@ from plankit.cliutil import EXIT_INVALID
 
 if TYPE_CHECKING:
     from plankit.errors import Diagnostic
+    from plankit.teddy.run.outcome import Outcome
     from plankit.textio import TextFile
 
 MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
@@ -80,3 +81,13 @@ def project_root() -> Path:
 def clipboard_error(exc: Exception) -> NoReturn:
     """Fail because the clipboard cannot be used."""
     fail(f"no clipboard is available ({exc}); pass a plan file, or - to read standard input")
+
+
+def report_recovery(recovered: Outcome | None) -> None:
+    """Say on stderr that a turn teddy had stopped in was finished from its journal."""
+    if recovered is None or recovered.next_turn is None:
+        return
+    click.echo(
+        f"teddy: {recovered.message}: {recovered.status}; next turn: {recovered.next_turn.name}",
+        err=True,
+    )

@@ -13,7 +13,7 @@ from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, diagnostics_json, 
 
 if TYPE_CHECKING:
     from plankit.acp.contract import Planner as AcpPlanner
-    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.run.outcome import Outcome
     from plankit.teddy.session.layout import Turn
 
 
@@ -26,6 +26,7 @@ def outcome_json(turn: Turn | None, outcome: Outcome, plan: str) -> dict[str, ob
         "report_markdown": outcome.report,
         "next_turn": str(outcome.next_turn.path) if outcome.next_turn is not None else None,
         "interrupted": outcome.interrupted,
+        "recovered": outcome.recovered,
         "message": outcome.message or None,
         "errors": diagnostics_json((i.diagnostic() for i in outcome.validation), plan),
     }
@@ -92,6 +93,8 @@ def execute(
         progress.close()
     if as_json:
         echo_json(outcome_json(turn, outcome, plan or (turn.rel("plan.md") if turn else "")))
+    if outcome.recovered:
+        click.echo(f"teddy: {outcome.message}; no plan was run now", err=True)
     if outcome.status is None:
         click.echo(f"teddy: {outcome.message}", err=True)
         sys.exit(EXIT_INVALID if outcome.refused else 0)

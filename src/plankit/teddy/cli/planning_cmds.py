@@ -14,11 +14,12 @@ from plankit.teddy.cli.common import (
     echo_json,
     fail,
     project_root,
+    report_recovery,
 )
 
 if TYPE_CHECKING:
     from plankit.teddy.planning.models import Planner
-    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.run.outcome import Outcome
     from plankit.teddy.session.config import Config
     from plankit.teddy.session.layout import Turn
 
@@ -138,13 +139,15 @@ def plan_command(
     from plankit.errors import InputError
     from plankit.teddy.planning.manual import ManualOptions
     from plankit.teddy.planning.turn import check_plannable, choose_planner, saved_message
+    from plankit.teddy.run.recovery import open_session
     from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import find_session
 
     root = project_root()
     try:
         config = load_config(root)
-        turn = find_session(root, session_name).latest()
+        session, recovered = open_session(root, session_name)
+        report_recovery(recovered)
+        turn = session.latest()
         check_plannable(turn, replace_plan)
         saved = saved_message(turn)
         text = message if message is not None else saved or _read_message(turn.name, None)
@@ -247,13 +250,14 @@ def resume(
     from plankit.errors import InputError
     from plankit.teddy.cli.execute_cmds import execute
     from plankit.teddy.planning.turn import choose_planner, next_step, saved_message
+    from plankit.teddy.run.recovery import open_session
     from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import find_session
 
     root = project_root()
     try:
         config = load_config(root)
-        session = find_session(root, session_name)
+        session, recovered = open_session(root, session_name)
+        report_recovery(recovered)
         turn = session.latest()
         step = next_step(turn)
     except InputError as exc:

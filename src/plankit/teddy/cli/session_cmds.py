@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, echo_json, fail, project_root
+from plankit.teddy.cli.common import (
+    JSON_HELP,
+    SESSION_HELP,
+    echo_json,
+    fail,
+    project_root,
+    report_recovery,
+)
 
 
 @click.command()
@@ -41,10 +48,13 @@ def context(session_name: str | None, as_json: bool) -> None:
     """Write input.md for the current turn and print its path."""
     from plankit.errors import InputError
     from plankit.teddy.context.payload import write_turn_payload
+    from plankit.teddy.run.recovery import open_session
 
     root = project_root()
     try:
-        written = write_turn_payload(root, session_name)
+        session, recovered = open_session(root, session_name)
+        report_recovery(recovered)
+        written = write_turn_payload(session)
     except InputError as exc:
         fail(str(exc))
     if as_json:

@@ -46,7 +46,7 @@ from plankit.teddy.context.tree_listing import display_name, project_tree
 from plankit.teddy.context.urls import FetchError, fetch_url
 
 if TYPE_CHECKING:
-    from plankit.teddy.session.layout import Turn
+    from plankit.teddy.session.layout import Session, Turn
 
 __all__ = [
     "ContextEntry",
@@ -307,7 +307,7 @@ def build_payload(
     scopes.append(("Global", read_context_file(teddy / "global.context")))
     if fetch is None:
         cache = session_dir / URL_CACHE if session_dir is not None else None
-        fetch = partial(fetch_url, cache_dir=cache)
+        fetch = partial(fetch_url, cache_dir=cache, root=root)  # its network settings
 
     out = ["# Agent Invocation Payload", "", "## 1. System Information"]
     out += _system_lines(root, session_dir, turn_dir)
@@ -352,20 +352,18 @@ class WrittenPayload:
     """Its size in bytes."""
 
 
-def write_turn_payload(root: Path, session_name: str | None = None) -> WrittenPayload:
-    """``teddy context``: build the latest turn's ``input.md`` of the session (default:
-    the current one) with the project's settings, and write it atomically."""
+def write_turn_payload(session: Session) -> WrittenPayload:
+    """``teddy context``: build the latest turn's ``input.md`` of ``session`` with the
+    project's settings, and write it atomically."""
     from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import find_session
     from plankit.textio import write_text_atomic
 
+    root = session.root
     config = load_config(root)
-    session = find_session(root, session_name)
     turn = session.latest()
     text = build_payload(
         root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
     )
     path = turn.file("input.md")
-    data = text.encode("utf-8")
     write_text_atomic(path, text)
-    return WrittenPayload(turn, path, len(data))
+    return WrittenPayload(turn, path, len(text.encode("utf-8")))

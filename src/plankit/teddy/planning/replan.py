@@ -29,7 +29,7 @@ from plankit.textio import write_text_atomic
 if TYPE_CHECKING:
     from plankit.teddy.format.model import Plan
     from plankit.teddy.run.approval import Decision
-    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.run.outcome import Outcome
     from plankit.teddy.session.config import Config
 
 FEEDBACK_INTRO = (

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from plankit.errors import InputError, PlanError
-from plankit.teddy.format.model import Action, Conclude, Invoke, Plan, Prune, Read
-from plankit.teddy.format.parse import parse_plan
+from plankit.teddy.format.model import Action, Plan
+from plankit.teddy.format.render import render_plan
 from plankit.teddy.run.actions import Interrupted, Runtime, run_action
 from plankit.teddy.run.approval import (
     Approval,
@@ -38,60 +36,27 @@ from plankit.teddy.run.approval import (
     ChatResponder,
     Decision,
 )
+from plankit.teddy.run.journal import Journal
+from plankit.teddy.run.outcome import ExecuteError, Outcome, load_plan, now
+from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
+from plankit.teddy.run.transition import prepare_next, read_context
 from plankit.teddy.run.validate import ValidationIssue, Workspace, validate_plan
 from plankit.teddy.session.config import Config
-from plankit.teddy.session.layout import Turn, TurnMeta, turn_name, write_meta
+from plankit.teddy.session.layout import Turn
 from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
-from plankit.teddy.session.prompts import agent_name, get_prompt, known_agents
+from plankit.teddy.session.prompts import known_agents
 from plankit.textio import read_text, write_text_atomic
 
 
-class ExecuteError(InputError):
-    """``teddy execute`` cannot start (a lock held, a turn already executed …)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What ``teddy execute`` did."""
-
-    status: Status | None
-    """The report's status; None when nothing was executed (quit, no terminal)."""
-    report: str | None
-    """The report's Markdown (None when none was made)."""
-    next_turn: Turn | None
-    """The turn prepared for what comes next (None in stateless mode or on quit)."""
-    message: str = ""
-    """What to tell the user when nothing was executed."""
-    interrupted: bool = False
-    """Whether Ctrl-C stopped the execution."""
-    validation: tuple[ValidationIssue, ...] = ()
-    """The pre-flight problems, when validation failed."""
-    refused: bool = False
-    """Nothing ran because nobody could be asked for approval (no terminal)."""
-
-
-def _now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.UTC)
-
-
-def _load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
-    """The plan, or its parse problems as validation issues (the report's wording)."""
-    text = read_text(path).text
-    try:
-        return parse_plan(text), [], text
-    except PlanError as exc:
-        issues = [
-            ValidationIssue(None, d.line, f"line {d.line}: {d.code} {d.message}", d.code)
-            for d in exc.diagnostics
-        ]
-        return None, issues, text
-
-
 def _run(
-    plan: Plan, approver: Approver, runtime: Runtime, plan_file: Path | None
+    plan: Plan,
+    approver: Approver,
+    runtime: Runtime,
+    plan_file: Path | None,
+    journal: Journal | None = None,
 ) -> tuple[list[ActionResult], tuple[MemoResult, ...], Decision, bool, str]:
-    """Approval and execution.
+    """Approval and execution, told to the ``journal`` (in a session) as it goes.
 
     Returns the results, the memo results, the decision, a flag (interrupted; or, when
     the decision is QUIT, whether approval was impossible) and a message.
@@ -104,6 +69,9 @@ def _run(
     decision = approval.decision
     if decision is Decision.QUIT:
         return [], (), decision, False, "quit: nothing was executed"
+    actions = approval.actions if approval.actions is not None else plan.actions
+    if journal is not None:
+        journal.begin(render_plan(replace(plan, actions=tuple(actions))), str(decision))
     if decision is Decision.SKIP:
         skipped = [ActionResult(a, False, "the plan was skipped by the user") for a in plan.actions]
         return skipped, (), decision, False, ""
@@ -123,7 +91,8 @@ def _run(
         next(done) if keep else MemoResult(m, False, "not selected")
         for m, keep in zip(plan.memos, picked, strict=True)
     ]
-    actions = approval.actions if approval.actions is not None else plan.actions
+    if journal is not None:
+        journal.memos(memo_results)
     results: list[ActionResult] = []
     interrupted = False
     stop_reason: str | None = None
@@ -136,6 +105,8 @@ def _run(
         elif runtime.permit is not None and (refusal := runtime.permit(index, action)):
             result = ActionResult(action, False, refusal)
         else:
+            if journal is not None:
+                journal.start(index, action)
             result, interrupted = _run_one(index, action, approval, runtime)
             if interrupted:
                 stop_reason = "skipped: execution was interrupted"
@@ -143,6 +114,8 @@ def _run(
                 stop_reason = f"skipped after the failure of `{action.type}` above"
         if progress is not None and result.success is None:
             progress.finished(index, result)
+        if journal is not None:
+            journal.finish(index, result)
         results.append(result)
     return results, tuple(memo_results), decision, interrupted, ""
 
@@ -178,7 +151,7 @@ def _validation_report(
         status=Status.VALIDATION_FAILED,
         plan_path=plan_path,
         start=start,
-        end=_now(),
+        end=now(),
         rationale=plan.rationale if plan else "",
         validation_errors=tuple(i.message for i in issues),
         notes=notes,
@@ -204,72 +177,12 @@ def _run_report(
         status=status,
         plan_path=plan_path,
         start=start,
-        end=_now(),
+        end=now(),
         rationale=plan.rationale,
         memos=memo_results,
         results=tuple(results),
         notes=notes,
     )
-
-
-def _read_context(path: Path) -> list[str]:
-    from plankit.teddy.context.payload import read_context_file
-
-    return read_context_file(path)
-
-
-def _write_context(path: Path, entries: Sequence[str]) -> None:
-    from plankit.teddy.context.payload import write_context_file
-
-    write_context_file(path, entries)
-
-
-def _prepare_next(
-    turn: Turn, plan: Plan | None, results: Sequence[ActionResult], report_entry: str | None
-) -> Turn:
-    """Steps 3-6 of the transition (the report itself is already written)."""
-    session = turn.session
-    meta = turn.meta()
-    name = turn_name(turn.number + 1)
-    while (session.path / name).exists():  # a branch copied by hand took the number
-        name = turn_name(int(name) + 1)
-    staging = session.path / f".next-{name}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    # 3. a continuation of the current turn
-    shutil.copyfile(turn.prompt_path, staging / "system_prompt.xml")
-    context = _read_context(turn.context_path)
-    next_meta = TurnMeta(name, turn.name, meta.caller_turn_id, meta.agent)
-    ran = [r.action for r in results if r.success]
-    # 4. READ adds, PRUNE removes
-    for action in ran:
-        if isinstance(action, Read) and action.resource.target not in context:
-            context.append(action.resource.target)
-        elif isinstance(action, Prune) and action.resource.target in context:
-            context.remove(action.resource.target)
-    # 5. INVOKE and CONCLUDE
-    for action in ran:
-        if isinstance(action, Invoke):
-            context = list(dict.fromkeys(action.handoff_resources))
-            prompt = get_prompt(action.agent, session.root)
-            write_text_atomic(staging / "system_prompt.xml", prompt)
-            next_meta = TurnMeta(name, turn.name, turn.name, agent_name(prompt, action.agent))
-        elif isinstance(action, Conclude) and meta.caller_turn_id:
-            caller = session.turn(meta.caller_turn_id)
-            caller_meta = caller.meta()
-            context = _read_context(caller.context_path)
-            for entry in action.handoff_resources:
-                if entry not in context:
-                    context.append(entry)
-            shutil.copyfile(caller.prompt_path, staging / "system_prompt.xml")
-            next_meta = TurnMeta(name, caller.name, caller_meta.caller_turn_id, caller_meta.agent)
-    # 6. the report's path
-    if report_entry is not None and report_entry not in context:
-        context.append(report_entry)
-    _write_context(staging / "turn.context", context)
-    write_meta(staging / "meta.yaml", next_meta)
-    os.rename(staging, session.path / name)
-    return Turn(session, name)
 
 
 def execute_turn(
@@ -293,6 +206,9 @@ def execute_turn(
             code="locked",
         ) from None
     try:
+        recovered = finish_from_journal(session.latest())
+        if recovered is not None:
+            return recovered
         if turn.number != session.latest().number:
             raise ExecuteError(
                 f"turn {turn.name} is not the session's latest turn "
@@ -322,35 +238,53 @@ def _execute_locked(
     runtime: Runtime | None,
 ) -> Outcome:
     root = turn.session.root
-    start = _now()
-    plan, issues, _ = _load_plan(turn.plan_path)
+    start = now()
+    plan, issues, _ = load_plan(turn.plan_path)
     meta = turn.meta()
     if plan is not None:
         ws = Workspace(
             root=root,
-            turn_context=tuple(_read_context(turn.context_path)),
+            turn_context=tuple(read_context(turn.context_path)),
             memos=tuple(load_memos(root)),
             known_agents=tuple(known_agents(root)),
             has_caller=meta.caller_turn_id is not None,
         )
         issues = validate_plan(plan, ws)
     plan_rel = turn.rel("plan.md")
-    if issues:
-        report = _validation_report(plan, issues, plan_rel, start)
-        text = render_report(report)
-        write_text_atomic(turn.report_path, text)
-        next_turn = _prepare_next(turn, plan, [], None)
-        return Outcome(report.status, text, next_turn, validation=tuple(issues))
-    assert plan is not None
-    rt = runtime or Runtime(root, config, chat)
-    run = _run(plan, approver, rt, turn.plan_path)
-    if run[2] is Decision.QUIT:
-        return Outcome(None, None, None, run[4], refused=run[3])
-    report = _run_report(plan, run, plan_rel, start)
-    text = render_report(report)
-    write_text_atomic(turn.report_path, text)
-    next_turn = _prepare_next(turn, plan, run[0], turn.rel("report.md"))
-    return Outcome(report.status, text, next_turn, interrupted=run[3])
+    journal = Journal(turn)
+    try:
+        if issues:
+            journal.validation_failed()
+            report = _validation_report(plan, issues, plan_rel, start)
+            text = render_report(report)
+            write_text_atomic(turn.report_path, text)
+            journal.reported()
+            next_turn = prepare_next(turn, plan, [], None)
+            journal.closed(next_turn.name)
+            return Outcome(report.status, text, next_turn, validation=tuple(issues))
+        assert plan is not None
+        rt = runtime or Runtime(root, config, chat)
+        try:
+            run = _run(plan, approver, rt, turn.plan_path, journal)
+            if run[2] is Decision.QUIT:
+                return Outcome(None, None, None, run[4], refused=run[3])
+            report = _run_report(plan, run, plan_rel, start)
+            text = render_report(report)
+            write_text_atomic(turn.report_path, text)
+            journal.reported()
+            next_turn = prepare_next(turn, plan, run[0], turn.rel("report.md"))
+            journal.closed(next_turn.name)
+        except KeyboardInterrupt:
+            # Ctrl-C outside an action (between two, while the report is written …):
+            # the journal knows what ran; finish the turn from it, as after a crash.
+            journal.close()
+            recovered = finish_from_journal(turn)
+            if recovered is None:
+                raise
+            return recovered
+        return Outcome(report.status, text, next_turn, interrupted=run[3])
+    finally:
+        journal.close()
 
 
 def execute_stateless(
@@ -364,8 +298,8 @@ def execute_stateless(
 ) -> Outcome:
     """Run a plan that is not part of a session against ``root``; nothing is written but
     what the actions do (and memos.yaml when the project has a ``.teddy/`` directory)."""
-    start = _now()
-    plan, issues, _ = _load_plan(plan_path)
+    start = now()
+    plan, issues, _ = load_plan(plan_path)
     if plan is not None:
         issues = validate_plan(
             plan,

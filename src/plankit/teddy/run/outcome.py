@@ -1,0 +1,59 @@
+"""What executing a turn produced, shared by ``teddy execute`` and crash recovery."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from plankit.errors import InputError, PlanError
+from plankit.teddy.format.model import Plan
+from plankit.teddy.format.parse import parse_plan
+from plankit.teddy.run.report import Status
+from plankit.teddy.run.validate import ValidationIssue
+from plankit.teddy.session.layout import Turn
+from plankit.textio import read_text
+
+
+class ExecuteError(InputError):
+    """``teddy execute`` cannot start (a lock held, a turn already executed …)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What ``teddy execute`` did."""
+
+    status: Status | None
+    """The report's status; None when nothing was executed (quit, no terminal)."""
+    report: str | None
+    """The report's Markdown (None when none was made)."""
+    next_turn: Turn | None
+    """The turn prepared for what comes next (None in stateless mode or on quit)."""
+    message: str = ""
+    """What to tell the user when nothing was executed."""
+    interrupted: bool = False
+    """Whether Ctrl-C stopped the execution."""
+    validation: tuple[ValidationIssue, ...] = ()
+    """The pre-flight problems, when validation failed."""
+    refused: bool = False
+    """Nothing ran because nobody could be asked for approval (no terminal)."""
+    recovered: bool = False
+    """The turn was one teddy had stopped in (killed, crashed): it was finished from its
+    journal instead of running a plan now."""
+
+
+def now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
+    """The plan, or its parse problems as validation issues (the report's wording)."""
+    text = read_text(path).text
+    try:
+        return parse_plan(text), [], text
+    except PlanError as exc:
+        issues = [
+            ValidationIssue(None, d.line, f"line {d.line}: {d.code} {d.message}", d.code)
+            for d in exc.diagnostics
+        ]
+        return None, issues, text

@@ -1,0 +1,147 @@
+"""Finishing a turn that teddy stopped in (killed, crashed, Ctrl-C between actions).
+
+:func:`finish_from_journal` reads the turn's journal (:mod:`plankit.teddy.run.journal`)
+and does what the turn would have done: the report (written from what the journal
+recorded), the temporary files of a killed write removed, and the next turn prepared.
+``teddy execute`` calls it under the session lock before anything else, and on Ctrl-C;
+``teddy resume``, ``context`` and ``plan`` call :func:`recover_session`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from plankit.errors import PlanError
+from plankit.teddy.format.model import Plan
+from plankit.teddy.format.parse import parse_plan
+from plankit.teddy.run.journal import (
+    JOURNAL_FILE,
+    Journal,
+    Replay,
+    memo_results_from,
+    parse_time,
+    replay,
+    results_from,
+)
+from plankit.teddy.run.outcome import Outcome, load_plan, now
+from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
+from plankit.teddy.run.transition import prepare_next
+from plankit.teddy.session.layout import Session, Turn
+from plankit.textio import write_text_atomic
+
+
+def finish_from_journal(turn: Turn) -> Outcome | None:
+    """Finish ``turn`` from its journal when teddy stopped before the turn ended (see
+    :mod:`plankit.teddy.run.journal`); None when there is nothing to finish.  The
+    caller holds the session lock."""
+    path = turn.file(JOURNAL_FILE)
+    if not path.is_file():
+        return None
+    state = replay(path)
+    if state.closed or not (state.begun or state.validation_failed):
+        return None
+    if state.validation_failed and not state.reported:
+        path.unlink()  # nothing ran: the turn is simply executed again
+        return None
+    journal = Journal(turn)
+    try:
+        plan: Plan | None = None
+        results: list[ActionResult] = []
+        text = turn.report_path.read_text(encoding="utf-8") if state.reported else None
+        if state.begun:
+            try:
+                plan = parse_plan(state.plan_text)
+            except PlanError:  # the journal is ours; still, never let it block the session
+                plan, _, _ = load_plan(turn.plan_path)
+            if plan is None:
+                return None
+            results = results_from(state, plan)
+            _remove_stray_temp_files(turn.session.root, state.started.values())
+            if text is None:
+                text = _recovered_report(turn, plan, state, results)
+                write_text_atomic(turn.report_path, text)
+                journal.reported()
+        entry = turn.rel("report.md") if state.begun else None
+        next_turn = prepare_next(turn, plan, results, entry)
+        journal.closed(next_turn.name)
+    finally:
+        journal.close()
+    status = Status.VALIDATION_FAILED if state.validation_failed else _status_of(results, state)
+    return Outcome(
+        status,
+        text,
+        next_turn,
+        message=f"turn {turn.name} was cut short; it was finished from its journal",
+        interrupted=len(state.finished) < len(results),
+        recovered=True,
+    )
+
+
+def _status_of(results: Sequence[ActionResult], state: Replay) -> Status:
+    if state.skipped:
+        return Status.SKIPPED
+    return overall_status(results, interrupted=len(state.finished) < len(results))
+
+
+def _recovered_report(turn: Turn, plan: Plan, state: Replay, results: list[ActionResult]) -> str:
+    start = parse_time(state.start_time) or now()
+    notes: tuple[str, ...] = ()
+    if len(state.finished) < len(results):
+        notes = (
+            "execution was interrupted: teddy stopped before the turn ended (killed, "
+            "crashed or Ctrl-C); this report was written from the turn's journal",
+        )
+    report = Report(
+        title=plan.title,
+        status=_status_of(results, state),
+        plan_path=turn.rel("plan.md"),
+        start=start,
+        end=now(),
+        rationale=plan.rationale,
+        memos=tuple(memo_results_from(state)),
+        results=tuple(results),
+        notes=notes,
+    )
+    return render_report(report)
+
+
+def _remove_stray_temp_files(root: Path, targets: Iterable[list[str]]) -> None:
+    """Temporary files a killed atomic write left next to the actions' targets."""
+    from plankit.textio import stray_temp_files
+    from plankit.workspace import PathRefused, resolve
+
+    for paths in targets:
+        for target in paths:
+            try:
+                where = resolve(root, target)
+            except PathRefused:
+                continue
+            for stray in stray_temp_files(where):
+                stray.unlink(missing_ok=True)
+
+
+def recover_session(session: Session) -> Outcome | None:
+    """Finish the session's latest turn when teddy stopped before it ended (``teddy
+    resume``, ``context`` and ``plan`` call this first); None when nothing was cut
+    short.  Waits for nobody: a running ``teddy execute`` holds the lock."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(session.path / ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return None  # a live execute owns the turn
+    try:
+        return finish_from_journal(session.latest())
+    finally:
+        lock.release()
+
+
+def open_session(root: Path, name: str | None = None) -> tuple[Session, Outcome | None]:
+    """The session ``name`` (default: the current one), with its latest turn finished
+    first when teddy stopped in it: every command that works on a session starts here."""
+    from plankit.teddy.session.layout import find_session
+
+    session = find_session(root, name)
+    return session, recover_session(session)
