@@ -21,6 +21,7 @@ from plankit.markdown.fences import fenced
 from plankit.markdown.tree import Fence, Heading, parse_document
 from plankit.teddy.context import payload as context_module
 from plankit.teddy.context import tree_listing
+from plankit.teddy.context.network import NetworkPolicy
 from plankit.teddy.context.payload import (
     build_payload,
     normalize_entry,
@@ -31,6 +32,7 @@ from plankit.teddy.context.payload import (
 from plankit.teddy.context.urls import FetchError, cache_path, fetch_url, html_to_text
 
 SESSION = "20260124-add-user-auth"
+LOOPBACK = NetworkPolicy.from_settings((), ("127.0.0.1/32",))
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -668,9 +670,16 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         httpd.server_close()
 
 
+def _allow_loopback(root: Path) -> None:
+    """Let this project's URL reads reach the test server (loopback is refused unless
+    allowed; tests/security/test_ssrf.py covers that)."""
+    (root / ".teddy" / "config.yaml").write_text('network:\n  allow_networks: ["127.0.0.1"]\n')
+
+
 def test_url_resources_are_fetched_once_and_rebuilt_from_the_cache(
     project: Project, server: Server
 ) -> None:
+    _allow_loopback(project.root)
     guide, notes = f"{server.base}/guide.html", f"{server.base}/notes.txt"
     project.context(turn=f"{guide}\n", session=f"{notes}\n{guide}\n", global_=f"{notes}\n")
     before = set(_snapshot(project.root))
@@ -698,6 +707,7 @@ def test_url_resources_are_fetched_once_and_rebuilt_from_the_cache(
 
 
 def test_url_failures_become_plain_messages(project: Project, server: Server) -> None:
+    _allow_loopback(project.root)
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/x"
@@ -718,7 +728,7 @@ def test_url_failures_become_plain_messages(project: Project, server: Server) ->
 
 def test_fetch_url_times_out_with_a_fetch_error(tmp_path: Path, server: Server) -> None:
     with pytest.raises(FetchError, match="timed out"):
-        fetch_url(f"{server.base}/slow", tmp_path, timeout=0.2)
+        fetch_url(f"{server.base}/slow", tmp_path, timeout=0.2, policy=LOOPBACK)
     assert list(tmp_path.iterdir()) == []
 
 
