@@ -1,19 +1,52 @@
 """A project root and the paths inside it.
 
-Everything TeDDy reads or writes on a plan's behalf goes through :func:`resolve`, which
-refuses any path that could lead outside the project: absolute paths, ``~``, ``..``
-components, NUL bytes, and symbolic links (at any depth) that point outside the root.
+Two ways to use a root-relative path a plan names:
+
+- :func:`resolve` checks it and says where it leads now (an absolute path, every
+  symbolic link followed), refusing any path that could lead outside the project:
+  absolute paths, ``~``, ``..`` components, NUL bytes, paths and names longer than the
+  system takes, and symbolic links (at any depth) that point outside the root.  Its
+  answer can go stale: another process may swap a directory for a symbolic link
+  before the caller uses it.
+- :func:`write_inside` and :func:`read_inside` check and act in one step: they walk
+  the path from a descriptor of the root, one directory at a time, never following a
+  symbolic link, and write (atomically) or read in the directory they hold, so nothing
+  another process does meanwhile can send them outside.
+
+:func:`protected_by` matches a root-relative path against glob rules (TeDDy's
+``protected_paths``); :func:`is_temp_name` recognises the temporary files of an
+interrupted atomic write.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import re
+import stat
+from collections.abc import Iterable, Iterator
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from plankit.errors import InputError
 
 TEDDY_DIR = ".teddy"
 """The directory that marks a TeDDy project root."""
+
+MAX_PATH_BYTES = 4096
+"""Longest path accepted, in UTF-8 bytes (Linux's PATH_MAX), root included."""
+MAX_NAME_BYTES = 255
+"""Longest file or directory name accepted, in UTF-8 bytes (NAME_MAX)."""
+MAX_DEPTH = 128
+"""Most components a path may have; real projects stay far below."""
+
+TEMP_NAME_ROOM = 200
+"""Characters of the target's name kept in a temporary file's name (as
+:func:`plankit.textio.write_bytes_atomic` names them)."""
+TEMP_RE = re.compile(r"\A\.(?P<base>.+)\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+"""The name of an atomic write's temporary file: ``.{name}.{8 hex digits}.tmp``, the
+name cut to :data:`TEMP_NAME_ROOM` characters."""
 
 
 class PathRefused(InputError):
@@ -29,44 +62,111 @@ def find_root(start: Path | None = None) -> Path | None:
     return None
 
 
-def check_relative(path: str) -> str | None:
-    """Why ``path`` is not an acceptable root-relative path, or None when it is."""
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def shorten(path: str, limit: int = 100) -> str:
+    """``path`` fit for a one-line message: cut in the middle past ``limit`` characters."""
+    if len(path) <= limit:
+        return path
+    half = max(limit // 2 - 1, 1)
+    return f"{path[:half]}…{path[-half:]} ({len(path):,} characters)"
+
+
+def components(path: str) -> list[str]:
+    """The names of root-relative ``path``, without empty and ``.`` components."""
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def check_path(path: str) -> tuple[str, str] | None:
+    """Why ``path`` is not an acceptable root-relative path, as ``(code, message)``, or
+    None when it is.  Codes: ``path-refused``, ``name-too-long``, ``path-too-deep``,
+    ``path-too-long``."""
     if not path:
-        return "the path is empty"
+        return "path-refused", "the path is empty"
     if "\0" in path:
-        return "the path contains a NUL byte"
+        return "path-refused", "the path contains a NUL byte"
     if path.startswith("~"):
-        return "paths starting with ~ are refused; give a path inside the project"
+        return "path-refused", "paths starting with ~ are refused; give a path inside the project"
     if (
         path.startswith(("/", "\\"))
         or Path(path).is_absolute()
         or (len(path) > 1 and path[1] == ":")
     ):
-        return "absolute paths are refused; give a path relative to the project root"
-    if ".." in path.replace("\\", "/").split("/"):
-        return "'..' is refused; paths must stay inside the project"
+        return (
+            "path-refused",
+            "absolute paths are refused; give a path relative to the project root",
+        )
+    names = path.replace("\\", "/").split("/")
+    if ".." in names:
+        return "path-refused", "'..' is refused; paths must stay inside the project"
+    for name in names:
+        if len(name) > MAX_NAME_BYTES // 4 and _nbytes(name) > MAX_NAME_BYTES:
+            return (
+                "name-too-long",
+                f"a name in the path is {_nbytes(name):,} bytes long; file systems take "
+                f"at most {MAX_NAME_BYTES} (NAME_MAX): use a shorter name",
+            )
+    depth = len(components(path))
+    if depth > MAX_DEPTH:
+        return (
+            "path-too-deep",
+            f"the path has {depth:,} components; at most {MAX_DEPTH} are accepted: "
+            "use a shallower path",
+        )
+    if len(path) > MAX_PATH_BYTES // 4 and _nbytes(path) > MAX_PATH_BYTES:
+        return (
+            "path-too-long",
+            f"the path is {_nbytes(path):,} bytes long; at most {MAX_PATH_BYTES:,} are "
+            "accepted (PATH_MAX): use a shorter path",
+        )
     return None
+
+
+def check_relative(path: str) -> str | None:
+    """Why ``path`` is not an acceptable root-relative path, or None when it is."""
+    problem = check_path(path)
+    return problem[1] if problem is not None else None
+
+
+def _refuse(path: str, code: str, message: str) -> PathRefused:
+    return PathRefused(message, code=code, path=shorten(path))
 
 
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
     Raises :class:`PathRefused` for a path that is absolute, starts with ``~``, has a
-    ``..`` component or a NUL byte, or goes through a symbolic link leading out.
+    ``..`` component or a NUL byte, is too long or too deep, or goes through a
+    symbolic link leading out (or in a loop).
     """
-    problem = check_relative(path)
+    problem = check_path(path)
     if problem is not None:
-        raise PathRefused(problem, code="path-refused", path=path)
+        raise _refuse(path, *problem)
     real_root = root.resolve()
+    if _nbytes(os.fspath(real_root)) + 1 + _nbytes(path) > MAX_PATH_BYTES:
+        raise _refuse(
+            path,
+            "path-too-long",
+            f"the path is too long: with the project root it passes {MAX_PATH_BYTES:,} "
+            "bytes (PATH_MAX); use a shorter path",
+        )
     candidate = real_root / path
     # resolve() follows every symlink that exists along the way; what does not exist
     # yet is appended as written (and has no '..' by the check above).
-    real = candidate.resolve()
+    try:
+        real = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (3.11)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
+        raise _refuse(path, "path-refused", f"cannot be resolved ({why}); refused") from None
     if real != real_root and real_root not in real.parents:
-        raise PathRefused(
+        raise _refuse(
+            path,
+            "path-refused",
             "goes through a symbolic link that leads outside the project; refused",
-            code="path-refused",
-            path=path,
         )
     return real
 
@@ -81,3 +181,297 @@ def is_inside(root: Path, path: Path) -> bool:
     real_root = root.resolve()
     real = Path(os.path.realpath(path))
     return real == real_root or real_root in real.parents
+
+
+# -- protected paths ---------------------------------------------------------------
+
+
+def _fold(name: str) -> str:
+    # Letter case and trailing dots and spaces do not tell names apart on the
+    # case-insensitive file systems of macOS and Windows: `.GIT` and `.git.` are `.git`
+    # there.  Folding everywhere refuses a little more on Linux, never less anywhere.
+    return name.rstrip(". ").casefold() or name
+
+
+def check_rule(rule: str) -> str | None:
+    """Why ``rule`` is not a usable protected-path rule, or None when it is."""
+    if not isinstance(rule, str) or not rule.strip("/ "):
+        return "a rule must be a non-empty path pattern such as '.git' or 'secrets/**'"
+    if "\0" in rule or ".." in rule.replace("\\", "/").split("/"):
+        return f"'{rule}' cannot be a rule: NUL bytes and '..' are not allowed"
+    return None
+
+
+def _rule_parts(rule: str) -> list[str]:
+    text = rule.strip().replace("\\", "/")
+    anchored = "/" in text.rstrip("/")
+    parts = [_fold(p) if p != "**" else p for p in components(text)]
+    return parts if anchored else ["**", *parts]
+
+
+def _matches_a_prefix(rule: list[str], names: list[str]) -> bool:
+    """Whether ``rule`` matches ``names`` or a directory above them (no recursion:
+    one pass per rule component over the path)."""
+    count = len(names)
+    reach = [True] + [False] * count  # reach[j]: the rule so far matches names[:j]
+    for part in rule:
+        if part == "**":
+            seen = False
+            new = []
+            for ok in reach:
+                seen = seen or ok
+                new.append(seen)
+        else:
+            new = [False] + [
+                reach[j - 1] and fnmatchcase(names[j - 1], part) for j in range(1, count + 1)
+            ]
+        reach = new
+    return any(reach[1:])
+
+
+def protected_by(path: str, rules: Iterable[str]) -> str | None:
+    """The first of ``rules`` that protects root-relative ``path``, or None.
+
+    A rule is a glob: ``*`` any characters within a name, ``?`` one, ``[abc]`` one of
+    those, ``**`` any number of directories.  A rule without a slash matches a name at
+    any depth (``.git`` protects ``.git/config`` and ``sub/.git/hooks/x``); a rule with
+    one is matched from the project root (``.teddy/config.yaml``, ``/secrets/*.pem``).
+    A rule that matches a directory protects everything under it.  Letter case does not
+    matter.
+    """
+    names = [_fold(name) for name in components(path)]
+    if not names:
+        return None
+    for rule in rules:
+        if _matches_a_prefix(_rule_parts(rule), names):
+            return rule
+    return None
+
+
+# -- checking and acting in one step -----------------------------------------------
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+# O_PATH (Linux): walking a directory needs only search permission, as a path lookup does.
+_WALK = _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
+HAVE_DIR_FD = (
+    bool(_O_NOFOLLOW and _O_DIRECTORY)
+    and {
+        os.open,
+        os.mkdir,
+        os.stat,
+        os.unlink,
+        os.rename,
+        os.link,
+    }
+    <= os.supports_dir_fd
+)
+"""Whether this platform can walk paths from directory descriptors (every POSIX
+system); elsewhere :func:`write_inside` and :func:`read_inside` check, then act."""
+
+
+def temp_name(base: str) -> str:
+    """A fresh name for the temporary file of an atomic write of ``base``."""
+    import secrets
+
+    return f".{base[:TEMP_NAME_ROOM]}.{secrets.token_hex(4)}.tmp"
+
+
+def is_temp_name(name: str, base: str | None = None) -> bool:
+    """Whether ``name`` is an atomic write's temporary file (of ``base``, when given):
+    what crash recovery may remove."""
+    found = TEMP_RE.match(name)
+    if found is None:
+        return False
+    return base is None or found["base"] == base[:TEMP_NAME_ROOM]
+
+
+def _symlink_refusal(path: str, shown: str) -> PathRefused:
+    return _refuse(
+        path,
+        "path-refused",
+        f"'{shorten(shown)}' is a symbolic link (it may have been swapped in after the "
+        "path was checked); writes and reads of plan targets never follow one: "
+        "nothing was done",
+    )
+
+
+def _fsync_dir(dir_fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _open_dir(name: str, dir_fd: int, path: str, shown: str) -> int:
+    try:
+        return os.open(name, _WALK, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            raise _symlink_refusal(path, shown) from None
+        raise NotADirectoryError(
+            errno.ENOTDIR, f"'{shorten(shown)}' is a file, not a directory"
+        ) from None
+
+
+@contextlib.contextmanager
+def _held_directory(root: Path, names: list[str], path: str, *, create: bool) -> Iterator[int]:
+    """A descriptor of the directory that holds ``names[-1]``, reached from the root
+    one name at a time without following symbolic links (created when ``create``)."""
+    fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    try:
+        for depth, name in enumerate(names[:-1], 1):
+            shown = "/".join(names[:depth])
+            try:
+                step = _open_dir(name, fd, path, shown)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile by someone else: opened below like any other
+                else:
+                    _fsync_dir(fd)
+                step = _open_dir(name, fd, path, shown)
+            os.close(fd)
+            fd = step
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _names(path: str) -> list[str]:
+    problem = check_path(path)
+    if problem is not None:
+        raise _refuse(path, *problem)
+    names = components(path)
+    if not names:
+        raise _refuse(path, "path-refused", "names the project root itself, not a file")
+    return names
+
+
+def _target_mode(name: str, dir_fd: int, path: str, *, exclusive: bool) -> int | None:
+    """The permission bits of the file being replaced (None when there is none)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise _symlink_refusal(path, path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
+    if exclusive:
+        raise FileExistsError(errno.EEXIST, "the file already exists")
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "is not a regular file")
+    return stat.S_IMODE(st.st_mode)
+
+
+def _new_temp(dir_fd: int, name: str) -> tuple[int, str]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    for _ in range(100):
+        tmp = temp_name(name)
+        try:
+            return os.open(tmp, flags, 0o666, dir_fd=dir_fd), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", name)
+
+
+def _publish(tmp: str, name: str, dir_fd: int, *, exclusive: bool) -> None:
+    """Give the finished temporary file its real name, in the held directory."""
+    if not exclusive:
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    try:  # a hard link never replaces: a file that appeared meanwhile is kept
+        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        # A file system without hard links: check, then rename.
+        if _target_mode(name, dir_fd, name, exclusive=True) is None:
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    os.unlink(tmp, dir_fd=dir_fd)
+
+
+def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False) -> None:
+    """Replace (or create) root-relative ``path`` with ``data``, checked and written in
+    one step.
+
+    The path is walked from a descriptor of ``root``, one directory at a time, with
+    ``O_NOFOLLOW``: missing directories are created, a symbolic link anywhere on the
+    way (or as the file itself) raises :class:`PathRefused`.  In the directory it holds,
+    the data goes to a temporary file (``.{name}.{hex}.tmp``), which is flushed to disk
+    and renamed over the target; then the directory is flushed.  An existing file keeps
+    its permission bits, a new one gets 0666 less the umask.  With ``exclusive``, an
+    existing file is never replaced (:class:`FileExistsError`).  On any failure the
+    temporary file is removed.  Other problems raise :class:`OSError`.
+    """
+    names = _names(path)
+    if not HAVE_DIR_FD:
+        _write_by_name(root, path, data, exclusive=exclusive)
+        return
+    name = names[-1]
+    with _held_directory(root, names, path, create=True) as dir_fd:
+        mode = _target_mode(name, dir_fd, path, exclusive=exclusive)
+        fd, tmp = _new_temp(dir_fd, name)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            _publish(tmp, name, dir_fd, exclusive=exclusive)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        _fsync_dir(dir_fd)
+
+
+def read_inside(root: Path, path: str) -> bytes:
+    """The bytes of root-relative ``path``, reached like :func:`write_inside` reaches it
+    (no symbolic link followed: :class:`PathRefused`); a directory, a FIFO or a device
+    raise :class:`OSError` instead of being read (or blocking); a missing file raises
+    :class:`FileNotFoundError`."""
+    names = _names(path)
+    if not HAVE_DIR_FD:
+        return resolve(root, path).read_bytes()
+    name = names[-1]
+    with _held_directory(root, names, path, create=False) as dir_fd:
+        flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _symlink_refusal(path, path) from None
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
+            if not stat.S_ISREG(mode):
+                raise OSError(errno.EINVAL, "is not a regular file")
+            return handle.read()
+
+
+def _write_by_name(root: Path, path: str, data: bytes, *, exclusive: bool) -> None:
+    """:func:`write_inside` where directory descriptors are missing: check, then write."""
+    from plankit.textio import write_bytes_atomic
+
+    target = resolve(root, path)
+    if exclusive and os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, "the file already exists")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(target, data)

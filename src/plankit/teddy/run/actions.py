@@ -7,6 +7,7 @@ Ctrl-C raises :class:`Interrupted` carrying the partial result.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,11 +30,11 @@ from plankit.teddy.format.model import (
 )
 from plankit.teddy.run.approval import ChatResponder
 from plankit.teddy.run.edits import EditFailed, edit_file_text, unified_diff
+from plankit.teddy.run.protect import check_protected
 from plankit.teddy.run.report import ActionResult
 from plankit.teddy.run.research import SearchBackend, load_backend
 from plankit.teddy.session.config import Config
-from plankit.textio import write_text_atomic
-from plankit.workspace import PathRefused, resolve
+from plankit.workspace import PathRefused, read_inside, resolve, write_inside
 
 if TYPE_CHECKING:
     from plankit.teddy.run.shell import CommandResult
@@ -56,17 +57,41 @@ class Files(Protocol):
 
 
 class LocalFiles:
-    """The local disk, with atomic writes."""
+    """The local disk.  Each path is walked from ``root`` (the file system's root when
+    None) one directory at a time, never through a symbolic link, and read or written
+    in the directory reached (:func:`plankit.workspace.write_inside`), so a link another
+    process swaps in after the path was checked cannot lead a write or read outside.
+    Writes are atomic; the paths given are absolute (as :func:`resolve` returns them)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root.resolve() if root is not None else None
+
+    def _split(self, path: Path) -> tuple[Path, str]:
+        if self.root is not None:
+            try:
+                return self.root, path.relative_to(self.root).as_posix()
+            except ValueError:
+                raise PathRefused(
+                    "is outside the project root; refused", code="path-refused", path=str(path)
+                ) from None
+        if not path.is_absolute():
+            return Path.cwd(), path.as_posix()
+        anchor = Path(path.anchor)
+        return anchor, path.relative_to(anchor).as_posix()
 
     def exists(self, path: Path) -> bool:
-        return path.exists() or path.is_symlink()
+        return os.path.lexists(path)
 
     def read_text(self, path: Path) -> str:
-        return path.read_bytes().decode("utf-8")
+        return read_inside(*self._split(path)).decode("utf-8")
 
     def write_text(self, path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
+        write_inside(*self._split(path), text.encode("utf-8"))
+
+    def create_text(self, path: Path, text: str) -> None:
+        """Like :meth:`write_text`, but never replaces a file (:class:`FileExistsError`),
+        even one that appeared after :meth:`exists` was asked."""
+        write_inside(*self._split(path), text.encode("utf-8"), exclusive=True)
 
 
 class CommandRunner(Protocol):
@@ -130,6 +155,10 @@ class Runtime:
     goes on with the next action (an ACP client's per-action permission)."""
     _backend: SearchBackend | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        if type(self.files) is LocalFiles and self.files.root is None:
+            self.files = LocalFiles(self.root)  # walk from the project root
+
     def search_backend(self) -> SearchBackend:
         """The RESEARCH backend, built once."""
         if self._backend is None:
@@ -162,12 +191,27 @@ def file_text(content: str) -> str:
     return content if not content or content.endswith("\n") else content + "\n"
 
 
+def _target(rt: Runtime, path: str, *, read: bool) -> Path:
+    """Where a CREATE or EDIT writes, refused when protected (validation checked it,
+    this checks again right before the write)."""
+    target = resolve(rt.root, path)
+    check_protected(rt.root, path, rt.config, write=True, read=read, real=target)
+    return target
+
+
 def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
-    target = resolve(rt.root, action.path)
+    target = _target(rt, action.path, read=False)
+    exists = "the file already exists; nothing was written"
     if rt.files.exists(target):
-        return _failed(action, started, "the file already exists; nothing was written")
+        return _failed(action, started, exists)
     text = file_text(action.content)
-    rt.files.write_text(target, text)
+    try:
+        if isinstance(rt.files, LocalFiles):
+            rt.files.create_text(target, text)
+        else:
+            rt.files.write_text(target, text)
+    except FileExistsError:
+        return _failed(action, started, exists)
     size = len(text.encode("utf-8"))
     lines = text.count("\n")
     noun = "line" if lines == 1 else "lines"
@@ -175,7 +219,7 @@ def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
 
 
 def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
-    target = resolve(rt.root, action.path)
+    target = _target(rt, action.path, read=True)
     try:
         original = rt.files.read_text(target)
     except FileNotFoundError:
@@ -232,6 +276,7 @@ def _read(action: Read, rt: Runtime, started: float) -> ActionResult:
     if action.resource.kind == "url":
         return _ok(action, started, "The URL is fetched when the next turn's input.md is built.")
     target = resolve(rt.root, action.resource.target)
+    check_protected(rt.root, action.resource.target, rt.config, read=True, real=target)
     if not rt.files.exists(target):
         return _failed(action, started, "the file does not exist")
     return _ok(action, started, "Added to the next turn's context.")

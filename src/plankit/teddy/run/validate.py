@@ -4,7 +4,10 @@ Checks, against the plan and the workspace as it is:
 
 - memos: a ``[+]`` memo must not be in memos.yaml yet; a ``[-]`` memo must be there;
 - every path stays inside the project root (no ``..``, absolute path, ``~``, NUL byte,
-  or symbolic link leading out);
+  over-long path or name, or symbolic link leading out);
+- no CREATE or EDIT of a ``protected_paths.write`` path, no READ, EDIT or handoff of a
+  ``protected_paths.read`` one (:mod:`plankit.teddy.run.protect`: ``.git`` and
+  ``.teddy`` by default);
 - CREATE: the file does not exist yet;
 - EDIT: the file exists, is in the turn's context (or was created earlier in the same
   plan), and its FIND blocks apply in order, each matching once (see
@@ -37,8 +40,10 @@ from plankit.teddy.format.model import (
 )
 from plankit.teddy.run.actions import file_text
 from plankit.teddy.run.edits import EditFailed, apply_pairs
+from plankit.teddy.run.protect import check_protected
+from plankit.teddy.session.config import Config, load_config
 from plankit.teddy.session.memos import check_memos
-from plankit.workspace import PathRefused, resolve
+from plankit.workspace import PathRefused, resolve, shorten
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +79,12 @@ class Workspace:
     """Agents INVOKE may name; None to skip the check."""
     has_caller: bool | None = None
     """Whether this turn was invoked (so CONCLUDE can return); None to skip."""
+    config: Config | None = None
+    """The settings (``protected_paths``); None to read the root's config.yaml."""
 
 
 def _label(action: Action, target: str | None) -> str:
-    return f"`{action.type}` on `{target}`" if target else f"`{action.type}`"
+    return f"`{action.type}` on `{shorten(target)}`" if target else f"`{action.type}`"
 
 
 def _read(path: Path) -> str | None:
@@ -98,6 +105,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
     )
     created: set[str] = set()
     agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
+    config = ws.config or load_config(ws.root)
 
     for index, action in enumerate(plan.actions, 1):
 
@@ -105,16 +113,18 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
             label = _label(action, target)  # noqa: B023
             issues.append(ValidationIssue(index, action.line, f"{label}: {message}", code))  # noqa: B023
 
-        def inside(path: str) -> Path | None:
+        def inside(path: str, *, write: bool = False, read: bool = False) -> Path | None:
             try:
-                return resolve(ws.root, path)
+                real = resolve(ws.root, path)
+                check_protected(ws.root, path, config, write=write, read=read, real=real)
+                return real
             except PathRefused as exc:
                 fail(exc.detail, path, code=exc.code)
                 return None
 
         match action:
             case Create(path=path, content=content):
-                target = inside(path)
+                target = inside(path, write=True)
                 if target is not None:
                     if target in overlay or target.exists() or target.is_symlink():
                         fail(
@@ -126,7 +136,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                         overlay[target] = file_text(content)
                         created.add(path)
             case Edit(path=path, edits=edits):
-                target = inside(path)
+                target = inside(path, write=True, read=True)
                 if target is None:
                     continue
                 text = overlay.get(target)
@@ -161,7 +171,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                     )
             case Read(resource=res):
                 if res.kind == "file":
-                    inside(res.target)
+                    inside(res.target, read=True)
             case Execute(cwd=cwd):
                 if cwd is not None:
                     target = inside(cwd)
@@ -186,10 +196,10 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
     return issues
 
 
-def _check_handoff(handoff: Sequence[str], inside: Callable[[str], Path | None]) -> None:
+def _check_handoff(handoff: Sequence[str], inside: Callable[..., Path | None]) -> None:
     for target in handoff:
         if not target.lower().startswith(("http://", "https://")):
-            inside(target)
+            inside(target, read=True)  # handed-off files enter the next turn's context
 
 
 def describe(issues: Sequence[ValidationIssue]) -> list[str]:

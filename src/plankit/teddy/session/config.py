@@ -16,8 +16,13 @@ replan:
 network:                      # what URL reads may reach besides public addresses
   allow_hosts: [localhost]    # host names that may resolve to any address
   allow_networks: ["10.0.0.0/8"]  # address ranges that may be reached
+protected_paths:              # paths plans may not touch (see docs/security.md)
+  write: [".git", ".teddy"]   # CREATE and EDIT refused
+  read: [".git"]              # READ, EDIT and handoff resources refused
 ```
-Unknown keys and wrong types are errors that name the key, never ignored.
+Unknown keys and wrong types are errors that name the key, never ignored.  A
+``protected_paths`` list replaces its default: keep the default rules in it unless you
+mean to lift them.
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from plankit.errors import InputError
+
+PROTECTED_WRITE: tuple[str, ...] = (".git", ".teddy")
+"""Default ``protected_paths.write``: git's data (a hook or ``core.fsmonitor`` in
+``.git/config`` runs commands) and TeDDy's own state (its config, sessions, memos), at
+any depth."""
+PROTECTED_READ: tuple[str, ...] = (".git",)
+"""Default ``protected_paths.read``: git's data (remote URLs can carry credentials)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +66,10 @@ class Config:
     its subdomains); see :mod:`plankit.teddy.context.network`."""
     network_allow_networks: tuple[str, ...] = ()
     """Address ranges (``10.0.0.0/8``, ``::1``) URL reads may reach."""
+    protected_write: tuple[str, ...] = PROTECTED_WRITE
+    """Path rules plans may not CREATE or EDIT (:func:`plankit.workspace.protected_by`)."""
+    protected_read: tuple[str, ...] = PROTECTED_READ
+    """Path rules plans may not READ, EDIT or hand off."""
 
 
 _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
@@ -67,6 +83,8 @@ _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "replan.max_attempts": ("replan_max_attempts", int),
     "network.allow_hosts": ("network_allow_hosts", tuple),
     "network.allow_networks": ("network_allow_networks", tuple),
+    "protected_paths.write": ("protected_write", list),
+    "protected_paths.read": ("protected_read", list),
 }
 
 
@@ -93,6 +111,13 @@ def load_config(root: Path) -> Config:
         raise InputError("config.yaml must be a mapping of settings", path=str(path))
     values: dict[str, Any] = {}
     for key, value in _flatten(dict(data)).items():
+        if key in _SECTIONS:
+            keys = ", ".join(k.split(".", 1)[1] for k in _SCHEMA if k.startswith(key + "."))
+            raise InputError(
+                f"'{key}' is a section: give its settings ({keys}) under it",
+                code="bad-config",
+                path=str(path),
+            )
         if key not in _SCHEMA:
             import difflib
 
@@ -105,6 +130,9 @@ def load_config(root: Path) -> Config:
         if key.startswith("network."):
             values[attr] = _network(key, value, path)
             continue
+        if kind is list:
+            values[attr] = _rules(key, value, path)
+            continue
         if not isinstance(value, kind) or isinstance(value, bool):
             expected = kind.__name__ if isinstance(kind, type) else "a number"
             raise InputError(
@@ -114,6 +142,23 @@ def load_config(root: Path) -> Config:
             raise InputError(f"'{key}' must be positive", code="bad-config", path=str(path))
         values[attr] = value
     return Config(**values)
+
+
+def _rules(key: str, value: object, path: Path) -> tuple[str, ...]:
+    """A list of protected-path rules, each checked."""
+    from plankit.workspace import check_rule
+
+    if not isinstance(value, list):
+        raise InputError(
+            f'\'{key}\' must be a list of path rules such as [".git", ".teddy"], not {value!r}',
+            code="bad-config",
+            path=str(path),
+        )
+    for rule in value:
+        problem = check_rule(rule) if isinstance(rule, str) else f"{rule!r} is not text"
+        if problem is not None:
+            raise InputError(f"'{key}': {problem}", code="bad-config", path=str(path))
+    return tuple(value)
 
 
 def _network(key: str, value: object, path: Path) -> tuple[str, ...]:

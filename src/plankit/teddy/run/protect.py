@@ -1,0 +1,59 @@
+"""Paths a plan may not write or read: ``protected_paths`` in ``.teddy/config.yaml``.
+
+By default CREATE and EDIT may not touch ``.git`` (a hook, or ``core.fsmonitor`` in
+``.git/config``, runs commands at the user's next ``git status``) or ``.teddy``
+(TeDDy's config, sessions and memos), at any depth; READ, EDIT and handoff resources
+may not reach ``.git`` (remote URLs can carry credentials).  Validation refuses such a
+plan; execution checks again before each write.  The rules are globs
+(:func:`plankit.workspace.protected_by`); the path is checked as written and, when it
+goes through a symbolic link inside the project, where it leads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plankit.teddy.session.config import Config
+from plankit.workspace import PathRefused, protected_by, shorten
+
+CODE = "protected-path"
+"""The code of a refusal (in the report, ``--json`` and the re-plan message)."""
+
+
+def check_protected(
+    root: Path,
+    path: str,
+    config: Config,
+    *,
+    write: bool = False,
+    read: bool = False,
+    real: Path | None = None,
+) -> None:
+    """Raise :class:`PathRefused` (code ``protected-path``) when root-relative ``path``
+    (or ``real``, where it resolved to) matches a rule of ``protected_paths.write``
+    (``write``) or ``protected_paths.read`` (``read``)."""
+    where = [(path, "")]
+    if real is not None:
+        try:
+            target = real.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            target = None
+        if target is not None and target != path.strip("/"):
+            where.append((target, f"leads to `{shorten(target)}`, a "))
+    checks = []
+    if write:
+        checks.append(("write", config.protected_write, "create or edit"))
+    if read:
+        checks.append(("read", config.protected_read, "read"))
+    for key, rules, verb in checks:
+        for candidate, lead in where:
+            rule = protected_by(candidate, rules)
+            if rule is None:
+                continue
+            raise PathRefused(
+                f"{lead}protected path: plans may not {verb} paths matching '{rule}' "
+                f"(protected_paths.{key} in .teddy/config.yaml; change that list to "
+                "allow it)",
+                code=CODE,
+                path=shorten(path),
+            )
