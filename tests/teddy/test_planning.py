@@ -1,9 +1,11 @@
 """Planning: unwrapping answers, the feedback message, `teddy plan`, `teddy resume`, the
 automated re-plan loop, manual mode and the agent prompts.
 
-Whole sessions run offline with the real `teddy` command and plankit's scripted model,
-which llm loads through its plugin hook; the scripted answers come from a directory
-named by TEDDY_SCRIPTED_RESPONSES and every request lands in TEDDY_SCRIPTED_LOG.
+Whole sessions run offline with the `teddy` command (its entry point called in this
+process, see :func:`tests.console.run_console`) and plankit's scripted model, which llm
+loads through its plugin hook; the scripted answers come from a directory named by
+TEDDY_SCRIPTED_RESPONSES and every request lands in TEDDY_SCRIPTED_LOG, as they would
+for separate `teddy` processes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 pytest.importorskip("llm")
 
+from plankit.teddy.cli import main
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
 from plankit.teddy.planning import scripted_model
 from plankit.teddy.planning.models import ModelPlanner, load_model
@@ -31,8 +34,8 @@ from plankit.teddy.run.execute import execute_turn
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Session, create_session
 from plankit.teddy.session.prompts import get_prompt, known_agents
+from tests.console import run_console
 
-TEDDY = str(Path(sys.executable).parent / "teddy")
 RATIONALE = "\n".join(
     ["## Rationale", "````text"]
     + [f"### {i}. {name}\nx" for i, name in enumerate(RATIONALE_SECTIONS, 1)]
@@ -85,7 +88,7 @@ def project(tmp_path: Path) -> Path:
 
 
 class Scripted:
-    """Scripted answers for `teddy` subprocesses, and the requests they made."""
+    """Scripted answers for `teddy` commands, and the requests they made."""
 
     def __init__(self, tmp_path: Path, answers: list[str]) -> None:
         self.dir = tmp_path / "answers"
@@ -113,16 +116,9 @@ def teddy(
     input: str | None = None,
     check: int | None = 0,
 ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [TEDDY, *args],
-        cwd=cwd,
-        env=env,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    if env is not None:  # the whole environment, as for a process: unset what it leaves out
+        env = {**dict.fromkeys(os.environ), **env}
+    result = run_console(main, *args, cwd=cwd, env=env, input=input)
     if check is not None:
         assert result.returncode == check, result.stdout + result.stderr
     return result

@@ -1,4 +1,9 @@
-"""End to end with the real `teddy` command in a temporary project."""
+"""End to end with the `teddy` command in a temporary project.
+
+Commands run in this process through the console script's own entry point
+(:func:`tests.console.run_console`); the tests about signals and about two commands at
+once start the real `teddy` script.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from plankit.teddy.cli import main
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
+from tests.console import run_console
 from tests.waiting import DEADLINE, record_group, wait_for_group_end, wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
@@ -29,9 +36,7 @@ def plan(actions: str, memos: str = "", title: str = "A plan") -> str:
 def teddy(
     cwd: Path, *args: str, input: str | None = None, check: int | None = 0
 ) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [TEDDY, *args], cwd=cwd, capture_output=True, text=True, input=input, timeout=120
-    )
+    result = run_console(main, *args, cwd=cwd, input=input)
     if check is not None:
         assert result.returncode == check, result.stdout + result.stderr
     return result
