@@ -18,6 +18,7 @@ import pytest
 
 llm = pytest.importorskip("llm")
 
+from plankit.teddy.cli import main  # noqa: E402
 from plankit.teddy.planning import models, scripted_model  # noqa: E402
 from plankit.teddy.planning.models import (  # noqa: E402
     ModelError,
@@ -33,8 +34,7 @@ from plankit.teddy.planning.models import (  # noqa: E402
 )
 from plankit.teddy.planning.scripted_model import ScriptedNetworkError  # noqa: E402
 from plankit.teddy.session.layout import TurnMeta, read_meta, write_meta  # noqa: E402
-
-TEDDY = str(Path(sys.executable).parent / "teddy")
+from tests.console import run_console  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -157,7 +157,7 @@ def test_a_key_stored_by_llm_is_found(tmp_path: Path) -> None:
 def _session(root: Path) -> None:
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("x = 1\n")
-    subprocess.run([TEDDY, "new", "demo"], cwd=root, check=True, capture_output=True)
+    assert run_console(main, "new", "demo", cwd=root).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -182,14 +182,7 @@ def test_cli_model_errors_are_one_line_and_exit_1(
 ) -> None:
     root = tmp_path / "proj"
     _session(root)
-    result = subprocess.run(
-        [TEDDY, "plan", "-m", "Do it", *args],
-        cwd=root,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_console(main, "plan", "-m", "Do it", *args, cwd=root, env=env)
     assert result.returncode == 1
     assert result.stderr.startswith(expected)
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
