@@ -136,6 +136,16 @@ def _refuse(path: str, code: str, message: str) -> PathRefused:
     return PathRefused(message, code=code, path=shorten(path))
 
 
+def _check_length(root: Path, path: str) -> None:
+    if _nbytes(os.fspath(root)) + 1 + _nbytes(path) > MAX_PATH_BYTES:
+        raise _refuse(
+            path,
+            "path-too-long",
+            f"the path is too long: with the project root it passes {MAX_PATH_BYTES:,} "
+            "bytes (PATH_MAX); use a shorter path",
+        )
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -147,13 +157,7 @@ def resolve(root: Path, path: str) -> Path:
     if problem is not None:
         raise _refuse(path, *problem)
     real_root = root.resolve()
-    if _nbytes(os.fspath(real_root)) + 1 + _nbytes(path) > MAX_PATH_BYTES:
-        raise _refuse(
-            path,
-            "path-too-long",
-            f"the path is too long: with the project root it passes {MAX_PATH_BYTES:,} "
-            "bytes (PATH_MAX); use a shorter path",
-        )
+    _check_length(real_root, path)
     candidate = real_root / path
     # resolve() follows every symlink that exists along the way; what does not exist
     # yet is appended as written (and has no '..' by the check above).
@@ -347,10 +351,11 @@ def _held_directory(root: Path, names: list[str], path: str, *, create: bool) ->
         os.close(fd)
 
 
-def _names(path: str) -> list[str]:
+def _names(root: Path, path: str) -> list[str]:
     problem = check_path(path)
     if problem is not None:
         raise _refuse(path, *problem)
+    _check_length(Path(os.path.abspath(root)), path)
     names = components(path)
     if not names:
         raise _refuse(path, "path-refused", "names the project root itself, not a file")
@@ -417,7 +422,7 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
     existing file is never replaced (:class:`FileExistsError`).  On any failure the
     temporary file is removed.  Other problems raise :class:`OSError`.
     """
-    names = _names(path)
+    names = _names(root, path)
     if not HAVE_DIR_FD:
         _write_by_name(root, path, data, exclusive=exclusive)
         return
@@ -445,7 +450,7 @@ def read_inside(root: Path, path: str) -> bytes:
     (no symbolic link followed: :class:`PathRefused`); a directory, a FIFO or a device
     raise :class:`OSError` instead of being read (or blocking); a missing file raises
     :class:`FileNotFoundError`."""
-    names = _names(path)
+    names = _names(root, path)
     if not HAVE_DIR_FD:
         return resolve(root, path).read_bytes()
     name = names[-1]

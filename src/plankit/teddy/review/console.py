@@ -1,4 +1,10 @@
-"""Approval tier 1 in the plain console (``teddy-session-workflow.md`` section 7)."""
+"""Approval tier 1 in the plain console (``teddy-session-workflow.md`` section 7).
+
+``(r)eview`` never hands the previewer the real plan.md: it gets a read-only copy (mode
+0444) in a fresh temporary directory outside the project, removed when the review
+ends, so an editor that saves cannot change the plan that runs (plan.md is immutable
+once written).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import TextIO
@@ -80,6 +87,8 @@ class ConsoleApprover:
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
         self.require_tty = require_tty
+        self._copies: list[str] = []
+        """Temporary directories of the read-only copies shown in this review."""
 
     def say(self, text: str = "", end: str = "\n") -> None:
         self.stdout.write(text + end)
@@ -91,6 +100,14 @@ class ConsoleApprover:
                 "standard input is not a terminal, so nobody can approve the plan; "
                 "nothing was executed (pass -y to approve all)"
             )
+        try:
+            return self._ask(plan, plan_file)
+        finally:  # a previewer that returns at once (code) has read its copy by now
+            for directory in self._copies:
+                shutil.rmtree(directory, ignore_errors=True)
+            self._copies.clear()
+
+    def _ask(self, plan: Plan, plan_file: Path | None) -> Decision | Approval:
         self.say(summary(plan))
         while True:
             self.say(PROMPT, end="")
@@ -129,16 +146,45 @@ class ConsoleApprover:
             self.say(summary(plan))  # back from the checklist: the prompt again
         return approval
 
+    def read_only_copy(self, data: bytes, name: str) -> Path:
+        """``data`` in a new read-only file (0444) called ``name``, in a fresh temporary
+        directory outside the project; removed when the review ends."""
+        directory = tempfile.mkdtemp(prefix="teddy-review-")
+        self._copies.append(directory)
+        copy = Path(directory, name)
+        copy.write_bytes(data)
+        copy.chmod(0o444)
+        return copy
+
     def show(self, plan_file: Path | None) -> None:
+        """The plan in the previewer (a read-only copy), else printed."""
+        if plan_file is None:
+            return
+        try:
+            data = plan_file.read_bytes()
+        except OSError as exc:
+            self.say(f"(cannot read {plan_file.name}: {exc.strerror or exc})")
+            return
         command = preview_command(self.preview)
-        if plan_file is not None and command is not None:
+        if command is not None:
+            copy = self.read_only_copy(data, plan_file.name)
             try:
-                subprocess.run([*command, os.fspath(plan_file)], check=False)
-                return
+                subprocess.run([*command, os.fspath(copy)], check=False)
             except OSError as exc:
                 self.say(f"(the previewer {command[0]} could not start: {exc.strerror})")
-        if plan_file is not None:
-            text = plan_file.read_text(encoding="utf-8")
+            else:
+                try:
+                    changed = copy.read_bytes() != data
+                except OSError:  # removed or replaced by the previewer
+                    changed = True
+                if changed:
+                    self.say(
+                        "(the preview is a read-only copy: changes made there are not used; "
+                        "the plan runs as written in plan.md, use (m)odify to change it)"
+                    )
+                return
+        if data:
+            text = data.decode("utf-8", "replace")
             if not self.stdout.isatty():
                 self.say(text)
                 return
