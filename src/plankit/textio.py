@@ -6,15 +6,21 @@ bytes, empty) into an :class:`~plankit.errors.InputError` naming the file, the l
 and the fix.  Every file plankit writes goes through :func:`write_bytes_atomic` (or
 :func:`write_text_atomic` on top of it): a temporary file in the same directory,
 flushed to disk, renamed over the target, then the directory flushed, so a crash
-leaves either the old file or the new one, never half of one.
+leaves either the old file or the new one, never half of one.  A writer that walked to
+the directory itself (without following symbolic links) passes its descriptor.  The
+temporary files are named by :func:`temp_name`; :func:`stray_temp_files` finds those a
+killed write left behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 from plankit.errors import InputError
 
@@ -109,70 +115,148 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, bom: bool = Fa
 
 
 _TEMP_ATTEMPTS = 100
-_NAME_ROOM = 200
-"""Characters of the target's name kept in the temporary file's name (NAME_MAX is 255)."""
+TEMP_NAME_ROOM = 200
+"""Characters of the target's name kept in a temporary file's name (NAME_MAX is 255)."""
+
+TEMP_RE = re.compile(r"\A\.(?P<base>.+)\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+"""The name of an atomic write's temporary file: ``.{name}.{8 hex digits}.tmp``, the
+name cut to :data:`TEMP_NAME_ROOM` characters."""
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
-def _create_temp(directory: str, base: str) -> tuple[int, str]:
-    """A new, empty file next to the target: its descriptor and path.
+def temp_name(base: str) -> str:
+    """A fresh name for the temporary file of an atomic write of ``base``."""
+    import secrets
+
+    return f".{base[:TEMP_NAME_ROOM]}.{secrets.token_hex(4)}.tmp"
+
+
+def is_temp_name(name: str, base: str | None = None) -> bool:
+    """Whether ``name`` is an atomic write's temporary file (of ``base``, when given)."""
+    found = TEMP_RE.match(name)
+    return found is not None and (base is None or found["base"] == base[:TEMP_NAME_ROOM])
+
+
+def _create_temp(directory: str, base: str, dir_fd: int | None) -> tuple[int, str]:
+    """A new, empty file next to the target: its descriptor and its name (a path, or a
+    bare name in ``dir_fd``).
 
     It is created with mode 0666 and the process umask applied by the kernel (as
     ``open(path, "w")`` would), so a new target gets the mode users expect; the umask is
     never changed, which other threads could observe.
     """
-    import secrets
-
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    flags |= getattr(os, "O_BINARY", 0)
     for _ in range(_TEMP_ATTEMPTS):
-        tmp = os.path.join(directory, f".{base[:_NAME_ROOM]}.{secrets.token_hex(4)}.tmp")
+        tmp = os.path.join(directory, temp_name(base))
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return os.open(tmp, flags, 0o666, dir_fd=dir_fd), tmp
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary file name next to {base} in {directory}")
+    raise FileExistsError(errno.EEXIST, f"no free temporary file name next to {base}")
 
 
-def _fsync_directory(directory: str) -> None:
+def stray_temp_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The temporary files an interrupted atomic write of ``path`` may have left next to
+    it (the names :func:`write_bytes_atomic` gives them), for crash recovery."""
+    directory, base = os.path.split(os.path.abspath(os.fspath(path)))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return [Path(directory, name) for name in names if is_temp_name(name, base)]
+
+
+def _fsync_directory(directory: str, dir_fd: int | None) -> None:
     """Flush the directory entry of a rename to disk (where directories can be opened)."""
     try:
-        dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        fd = os.open(directory or ".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
     except OSError:  # a platform or file system without directory descriptors
         return
     try:
         with contextlib.suppress(OSError):
-            os.fsync(dir_fd)
+            os.fsync(fd)
     finally:
-        os.close(dir_fd)
+        os.close(fd)
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def _existing_mode(target: str, dir_fd: int | None, *, exclusive: bool) -> int | None:
+    """The permission bits of the file to be replaced, None when there is none."""
+    try:
+        # In a held directory nothing is followed; a path keeps its link's target's mode.
+        st = os.stat(target, dir_fd=dir_fd, follow_symlinks=dir_fd is None)
+    except FileNotFoundError:
+        return None
+    if exclusive:
+        raise FileExistsError(errno.EEXIST, "the file already exists", target)
+    return stat.S_IMODE(st.st_mode)
+
+
+def _publish(tmp: str, target: str, dir_fd: int | None, *, exclusive: bool) -> None:
+    """Give the finished temporary file its real name."""
+    if not exclusive:
+        os.replace(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    try:  # a hard link never replaces: a file that appeared meanwhile is kept
+        os.link(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        # A file system without hard links: check, then rename.
+        _existing_mode(target, dir_fd, exclusive=True)
+        os.replace(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    os.unlink(tmp, dir_fd=dir_fd)
+
+
+def write_bytes_atomic(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    dir_fd: int | None = None,
+    exclusive: bool = False,
+) -> None:
     """Replace (or create) ``path`` with ``data`` atomically.
 
-    The bytes go to a temporary file in the same directory, which is flushed to disk
-    (fsync) and renamed over ``path``; then the directory is flushed, so the rename
-    itself survives a crash.  A reader sees the old file or the new one, never half of
-    one.  An existing file keeps its permission bits; a new one gets 0666 less the
-    umask.  On any failure the temporary file is removed and the target is untouched;
-    the error (an :class:`OSError`) is raised to the caller.
+    The bytes go to a temporary file in the same directory (named by
+    :func:`temp_name`), which is flushed to disk (fsync) and renamed over ``path``;
+    then the directory is flushed, so the rename itself survives a crash.  A reader
+    sees the old file or the new one, never half of one.  An existing file keeps its
+    permission bits; a new one gets 0666 less the umask.  On any failure the temporary
+    file is removed and the target is untouched; the error (an :class:`OSError`) is
+    raised to the caller.
+
+    With ``dir_fd``, ``path`` is a bare name in the directory that descriptor holds
+    (a caller that walked there without following symbolic links), and no symbolic
+    link is followed for it either.  With ``exclusive``, an existing file is never
+    replaced: :class:`FileExistsError`, also when one appears during the write.
     """
     target = os.fspath(path)
-    directory, base = os.path.split(os.path.abspath(target))
-    fd, tmp = _create_temp(directory, base)
+    if dir_fd is None:
+        directory, base = os.path.split(os.path.abspath(target))
+    else:
+        if not target or os.sep in target or (os.altsep and os.altsep in target):
+            raise ValueError(f"with dir_fd, give a bare file name, not {target!r}")
+        directory, base = "", target
+    mode = _existing_mode(target, dir_fd, exclusive=exclusive)
+    fd, tmp = _create_temp(directory, base, dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None and os.chmod in os.supports_fd:
+                os.chmod(handle.fileno(), mode)
+            elif mode is not None:
+                os.chmod(tmp, mode, dir_fd=dir_fd)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            pass
-        else:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        _publish(tmp, target, dir_fd, exclusive=exclusive)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    _fsync_directory(directory)
+    _fsync_directory(directory, dir_fd)

@@ -143,7 +143,7 @@ def test_a_failed_save_is_a_store_error_and_leaves_no_temporary_file(
     manager.init_plan(raise_errors=True)
     before = path.read_bytes()
 
-    def full_disk(src: object, dst: object) -> None:
+    def full_disk(src: object, dst: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", full_disk)
