@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 from dataclasses import dataclass
-from pathlib import Path
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -125,14 +124,6 @@ class NetworkPolicy:
             if ip in net or (inner is not None and inner in net):
                 return None
         return kind
-
-
-def load_policy(root: Path) -> NetworkPolicy:
-    """The policy of the project at ``root`` (its ``.teddy/config.yaml``)."""
-    from plankit.teddy.session.config import load_config
-
-    config = load_config(root)
-    return NetworkPolicy.from_settings(config.network_allow_hosts, config.network_allow_networks)
 
 
 # --- checking the settings --------------------------------------------------------------

@@ -100,9 +100,7 @@ def fetch_url(
         except OSError as exc:
             raise FetchError(f"the cached copy cannot be read ({exc.strerror})") from None
     if policy is None:
-        from plankit.teddy.context.network import NetworkPolicy, load_policy
-
-        policy = load_policy(root) if root is not None else NetworkPolicy()
+        policy = _project_policy(root)
     text = _download(url, timeout, policy, resolver or resolve_host, connect or connect_to)
     if cached is not None:
         from plankit.textio import write_text_atomic
@@ -113,6 +111,18 @@ def fetch_url(
         except OSError:
             pass  # a cache that cannot be written costs a fetch next time, nothing more
     return text
+
+
+def _project_policy(root: Path | None) -> NetworkPolicy:
+    """The ``network`` settings of the project at ``root`` (none without a root)."""
+    from plankit.teddy.context.network import NetworkPolicy
+
+    if root is None:
+        return NetworkPolicy()
+    from plankit.teddy.session.config import load_config
+
+    config = load_config(root)
+    return NetworkPolicy.from_settings(config.network_allow_hosts, config.network_allow_networks)
 
 
 def resolve_host(host: str, port: int) -> list[str]:
