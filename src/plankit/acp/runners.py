@@ -8,32 +8,27 @@ Two ways, both coroutines on the agent's event loop returning a
   ``terminal``: the user sees the output live in their editor.  The terminal has a
   single output stream (reported as stdout).
 - :func:`run_locally` — ``bash -c`` in a new session, stdin closed (never the ACP
-  channel), stdout and stderr each kept to their first and last halves of the cap.
+  channel), stdout and stderr each kept to their first and last halves of the cap;
+  started and stopped as :class:`~plankit.teddy.run.shell.Launch` says, so that what
+  the command leaves running is stopped when it ends, as with ``teddy execute``.
 
-A timeout or a cancel stops the command (its whole process group, locally: SIGTERM,
-then SIGKILL after 2 s).
+A timeout or a cancel stops the command (locally: everything it started, SIGTERM, then
+SIGKILL after a grace period).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shutil
 import signal
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from plankit.teddy.run.shell import CappedOutput, CommandResult
+from plankit.teddy.run.shell import CappedOutput, CommandResult, Launch, shell
 
 _GRACE = 2.0
-
-
-def shell() -> str:
-    """bash when there is one, else /bin/sh."""
-    return shutil.which("bash") or "/bin/sh"
 
 
 async def first(
@@ -60,11 +55,6 @@ class _Capped(CappedOutput):
             self.add(chunk)
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
 async def run_locally(
     command: str,
     *,
@@ -74,36 +64,52 @@ async def run_locally(
     cap: int,
     cancel: asyncio.Event,
 ) -> CommandResult:
-    """Run ``command`` here; a cancel or the timeout stops its process group."""
+    """Run ``command`` here; a cancel or the timeout stops it and all it started, and
+    what it leaves running when it ends is stopped too (:class:`Launch`)."""
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        shell(),
-        "-c",
-        command,
-        cwd=cwd,
-        env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    launch = Launch(command)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *launch.argv,
+            cwd=cwd,
+            env=launch.environment(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=launch.pass_fds,
+        )
+    except BaseException:
+        launch.close()
+        raise
+    launch.spawned(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = _Capped(cap), _Capped(cap)
     readers = asyncio.gather(out.read(proc.stdout), err.read(proc.stderr))
     waiter = asyncio.ensure_future(proc.wait())
     timed_out, cancelled = await first(waiter, cancel, timeout)
     if timed_out or cancelled:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            _signal_group(proc.pid, sig)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(waiter), _GRACE)
-                break
+        launch.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(waiter), launch.grace)
+        if not waiter.done():
+            launch.kill()
     await waiter
+    code, stopped = await asyncio.to_thread(
+        launch.finish, proc.returncode, stopped_early=timed_out or cancelled
+    )
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(readers, 5)  # a grandchild may hold the pipes open
-    code = None if (timed_out or cancelled) else proc.returncode
+        await asyncio.wait_for(readers, 5)  # a process that escaped may hold the pipes
+    if timed_out or cancelled:
+        code, stopped = None, 0
     return CommandResult(
-        code, time.monotonic() - started, out.text(), err.text(), timed_out, cancelled
+        code,
+        time.monotonic() - started,
+        out.text(),
+        err.text(),
+        timed_out,
+        cancelled,
+        stopped,
     )
 
 

@@ -258,18 +258,22 @@ def _execute(action: Execute, rt: Runtime, started: float) -> ActionResult:
             parts.append(f"**{name}:**\n" + fenced(text.rstrip("\n"), "text"))
     details = "\n\n".join(parts)
     duration = result.duration
+    notes: tuple[str, ...] = ()
+    if result.stopped:  # what it left running (a server started with &, a daemon)
+        noun = "process" if result.stopped == 1 else "processes"
+        notes = (f"stopped {result.stopped} background {noun} the command left running",)
     if result.interrupted:
         raise Interrupted(
             ActionResult(action, True, None, False, duration, details, None, ("interrupted",))
         )
     if result.ok:
-        return ActionResult(action, True, None, True, duration, details)
+        return ActionResult(action, True, None, True, duration, details, None, notes)
     why = (
         f"timed out after {rt.config.execute_timeout:g} s"
         if result.timed_out
         else f"exit code {result.exit_code}"
     )
-    return ActionResult(action, True, None, False, duration, details, None, (why,))
+    return ActionResult(action, True, None, False, duration, details, None, (why, *notes))
 
 
 def _read(action: Read, rt: Runtime, started: float) -> ActionResult:
