@@ -9,7 +9,10 @@ A MODULE is a path under ``src/`` or a dotted name (``plankit.checklist.model``)
 tests run against each mutant are, unless ``--tests`` names them, the test folder that
 mirrors the module's package (``tests/checklist`` for ``plankit.checklist.model``; the
 nearest existing one for deeper packages).  mutmut then runs, for each mutant, only the
-tests that call the mutated function, in one worker process.
+tests that call the mutated function, in one worker process.  Leave out, with
+``--tests``, test files that run plankit in another process (they never see a mutant,
+and cost time) or that need the real stdout/stderr (they fail under mutmut, which
+captures both).
 
 Everything is written under ``.mutation/`` (git-ignored): a snapshot of ``src/`` and
 ``tests/``, mutmut's ``mutants/`` folder, its log and ``report.txt``, which holds what
@@ -47,8 +50,11 @@ TESTS = ROOT / "tests"
 OUT = ROOT / ".mutation"
 WORKERS = 1
 """mutmut's worker processes: one, so that the machine keeps a core for other work."""
+HYPOTHESIS_PROFILE = "ci"
+"""The suite's Hypothesis profile for mutation runs (``tests/profiles.py``): CI's example
+counts, derandomized, so every mutant meets the same examples and runs are repeatable."""
 HYPOTHESIS_SEED = "0"
-"""Property tests draw the same examples under every mutant, so runs are repeatable."""
+"""The seed for property tests whose settings are not derandomized by the profile."""
 
 KILLED = frozenset({"killed", "timeout", "caught by type check"})
 STATUS_LINE = re.compile(r"\s*(\S+): (.+)")
@@ -168,7 +174,7 @@ def prepare(work: Path, modules: list[Path], tests: list[Path]) -> None:
 
 
 def mutmut(work: Path, *args: str, log: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HYPOTHESIS_PROFILE=HYPOTHESIS_PROFILE)
     command = [sys.executable, "-m", "mutmut", *args]
     if log is None:
         return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
@@ -257,6 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     run = mutmut(work, "run", "--max-children", str(WORKERS), log=log)
     if run.returncode != 0:
         print(f"tools/mutate.py: mutmut failed (exit {run.returncode}); see {log}", file=sys.stderr)
+        lines = log.read_text("utf-8").splitlines()
+        failed = [line for line in lines if line.startswith("FAILED ")]
+        if failed:
+            print("\n".join(failed), file=sys.stderr)
+            print(
+                "tools/mutate.py: these tests fail without any mutant under mutmut (a test "
+                "that needs the real stdout/stderr or runs plankit in another process, which "
+                "never sees the mutants); name the test files to run with --tests",
+                file=sys.stderr,
+            )
         return 1
     results = collect(work, names)
     text = report(work, results)
