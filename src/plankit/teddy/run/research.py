@@ -9,6 +9,10 @@ A backend is any object with ``search(query, max_results) -> list[SearchResult]`
   (``{"query": [{"title", "url", "snippet"}], "*": [...]}``, ``*`` answering any query
   not listed) — shipped so that users can test their own plans offline;
 - ``module:callable``: your own, imported and called with no arguments.
+
+Only the queries go out, to the backend's own search service; the pages of the results
+are listed in the report, never fetched.  A later READ of one goes through
+:mod:`plankit.teddy.context.urls`, which refuses loopback and private addresses.
 """
 
 from __future__ import annotations
