@@ -241,7 +241,7 @@ def test_stray_temporary_files_of_a_killed_write_are_found(tmp_path: Path) -> No
     assert textio.stray_temp_files(tmp_path / "missing-dir" / "plan.md") == []
 
 
-KNOWN_COPIES = frozenset({"workspace.py"})
+KNOWN_COPIES: frozenset[str] = frozenset()
 """Modules that still do the dance themselves; each should call write_bytes_atomic
 (``dir_fd=`` and ``exclusive=`` cover a walk that holds the directory)."""
 

@@ -23,13 +23,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from plankit.errors import InputError
+from plankit.textio import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
+from plankit.textio import is_temp_name as is_temp_name  # for crash recovery and tests
+from plankit.textio import write_bytes_atomic
 
 TEDDY_DIR = ".teddy"
 """The directory that marks a TeDDy project root."""
@@ -40,13 +42,6 @@ MAX_NAME_BYTES = 255
 """Longest file or directory name accepted, in UTF-8 bytes (NAME_MAX)."""
 MAX_DEPTH = 128
 """Most components a path may have; real projects stay far below."""
-
-TEMP_NAME_ROOM = 200
-"""Characters of the target's name kept in a temporary file's name (as
-:func:`plankit.textio.write_bytes_atomic` names them)."""
-TEMP_RE = re.compile(r"\A\.(?P<base>.+)\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
-"""The name of an atomic write's temporary file: ``.{name}.{8 hex digits}.tmp``, the
-name cut to :data:`TEMP_NAME_ROOM` characters."""
 
 
 class PathRefused(InputError):
@@ -275,22 +270,6 @@ HAVE_DIR_FD = (
 system); elsewhere :func:`write_inside` and :func:`read_inside` check, then act."""
 
 
-def temp_name(base: str) -> str:
-    """A fresh name for the temporary file of an atomic write of ``base``."""
-    import secrets
-
-    return f".{base[:TEMP_NAME_ROOM]}.{secrets.token_hex(4)}.tmp"
-
-
-def is_temp_name(name: str, base: str | None = None) -> bool:
-    """Whether ``name`` is an atomic write's temporary file (of ``base``, when given):
-    what crash recovery may remove."""
-    found = TEMP_RE.match(name)
-    if found is None:
-        return False
-    return base is None or found["base"] == base[:TEMP_NAME_ROOM]
-
-
 def _symlink_refusal(path: str, shown: str) -> PathRefused:
     return _refuse(
         path,
@@ -362,12 +341,13 @@ def _names(root: Path, path: str) -> list[str]:
     return names
 
 
-def _target_mode(name: str, dir_fd: int, path: str, *, exclusive: bool) -> int | None:
-    """The permission bits of the file being replaced (None when there is none)."""
+def _check_target(name: str, dir_fd: int, path: str, *, exclusive: bool) -> None:
+    """Refuse a target that is a symbolic link, a directory or another non-file (and,
+    with ``exclusive``, any existing one) before the write begins."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return None
+        return
     if stat.S_ISLNK(st.st_mode):
         raise _symlink_refusal(path, path)
     if stat.S_ISDIR(st.st_mode):
@@ -376,37 +356,6 @@ def _target_mode(name: str, dir_fd: int, path: str, *, exclusive: bool) -> int |
         raise FileExistsError(errno.EEXIST, "the file already exists")
     if not stat.S_ISREG(st.st_mode):
         raise OSError(errno.EINVAL, "is not a regular file")
-    return stat.S_IMODE(st.st_mode)
-
-
-def _new_temp(dir_fd: int, name: str) -> tuple[int, str]:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-    for _ in range(100):
-        tmp = temp_name(name)
-        try:
-            return os.open(tmp, flags, 0o666, dir_fd=dir_fd), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no free temporary file name", name)
-
-
-def _publish(tmp: str, name: str, dir_fd: int, *, exclusive: bool) -> None:
-    """Give the finished temporary file its real name, in the held directory."""
-    if not exclusive:
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        return
-    try:  # a hard link never replaces: a file that appeared meanwhile is kept
-        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-    except FileExistsError:
-        raise
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
-            raise
-        # A file system without hard links: check, then rename.
-        if _target_mode(name, dir_fd, name, exclusive=True) is None:
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        return
-    os.unlink(tmp, dir_fd=dir_fd)
 
 
 def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False) -> None:
@@ -416,8 +365,9 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
     The path is walked from a descriptor of ``root``, one directory at a time, with
     ``O_NOFOLLOW``: missing directories are created, a symbolic link anywhere on the
     way (or as the file itself) raises :class:`PathRefused`.  In the directory it holds,
-    the data goes to a temporary file (``.{name}.{hex}.tmp``), which is flushed to disk
-    and renamed over the target; then the directory is flushed.  An existing file keeps
+    :func:`plankit.textio.write_bytes_atomic` (``dir_fd=``) writes a temporary file
+    (``.{name}.{hex}.tmp``), flushes it to disk and renames it over the target; then the
+    directory is flushed.  An existing file keeps
     its permission bits, a new one gets 0666 less the umask.  With ``exclusive``, an
     existing file is never replaced (:class:`FileExistsError`).  On any failure the
     temporary file is removed.  Other problems raise :class:`OSError`.
@@ -428,21 +378,8 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
         return
     name = names[-1]
     with _held_directory(root, names, path, create=True) as dir_fd:
-        mode = _target_mode(name, dir_fd, path, exclusive=exclusive)
-        fd, tmp = _new_temp(dir_fd, name)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                if mode is not None:
-                    os.fchmod(handle.fileno(), mode)
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            _publish(tmp, name, dir_fd, exclusive=exclusive)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dir_fd)
-            raise
-        _fsync_dir(dir_fd)
+        _check_target(name, dir_fd, path, exclusive=exclusive)
+        write_bytes_atomic(name, data, dir_fd=dir_fd, exclusive=exclusive)
 
 
 def read_inside(root: Path, path: str) -> bytes:
@@ -473,10 +410,8 @@ def read_inside(root: Path, path: str) -> bytes:
 
 def _write_by_name(root: Path, path: str, data: bytes, *, exclusive: bool) -> None:
     """:func:`write_inside` where directory descriptors are missing: check, then write."""
-    from plankit.textio import write_bytes_atomic
-
     target = resolve(root, path)
     if exclusive and os.path.lexists(target):
         raise FileExistsError(errno.EEXIST, "the file already exists")
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(target, data)
+    write_bytes_atomic(target, data, exclusive=exclusive)
