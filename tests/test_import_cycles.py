@@ -10,36 +10,18 @@ to ``package``.  Importing ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__ini
 but a package that is already being initialised is found half-made in ``sys.modules``
 rather than re-entered, so only the module named is an edge.
 
-A cycle is reported as the path of module names that closes it.  Cycles that lie wholly
-inside :data:`KNOWN_PREFIX` (a package being reorganised) may be tolerated for now:
-module-level ones listed by :data:`KNOWN_CYCLES`, lazy ones all while
-:data:`LAZY_TOLERATED_UNDER_KNOWN_PREFIX` holds; they are reported as warnings.  Any
-other cycle fails.
+A cycle is reported as the path of module names that closes it, and fails.
 """
 
 from __future__ import annotations
 
 import ast
-import warnings
 from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "plankit"
-
-KNOWN_PREFIX = "plankit.teddy."
-"""The package whose cycles may be listed in :data:`KNOWN_CYCLES` (being reorganised)."""
-
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
-"""Module-level cycles under :data:`KNOWN_PREFIX` tolerated for now, each as its set of
-modules; reported as warnings, to be emptied."""
-
-LAZY_TOLERATED_UNDER_KNOWN_PREFIX = True
-"""While :data:`KNOWN_PREFIX` is reorganised, cycles closed by lazy imports wholly inside
-it are reported as warnings instead of failing; set to False once they are gone."""
 
 
 def module_names(src: Path = SRC, package: str = PACKAGE) -> dict[str, Path]:
@@ -203,42 +185,22 @@ def _describe(members: frozenset[str], path: list[str]) -> str:
     return text + (f" (with {', '.join(others)})" if others else "")
 
 
-def _unexpected(cycles: list[tuple[frozenset[str], list[str]]], *, lazy: bool) -> list[str]:
-    """The cycles that fail the test; tolerated ones (see :data:`KNOWN_CYCLES` and
-    :data:`LAZY_TOLERATED_UNDER_KNOWN_PREFIX`) are reported as warnings, so they stay in
-    sight."""
-    unexpected = []
-    for members, path in cycles:
-        inside = all(module.startswith(KNOWN_PREFIX) for module in members)
-        listed = members in KNOWN_CYCLES or (lazy and LAZY_TOLERATED_UNDER_KNOWN_PREFIX)
-        if inside and listed:
-            message = f"known import cycle, to be removed: {_describe(members, path)}"
-            warnings.warn(message, stacklevel=2)
-        else:
-            unexpected.append(_describe(members, path))
-    return unexpected
+def _described(cycles: list[tuple[frozenset[str], list[str]]]) -> list[str]:
+    return [_describe(members, path) for members, path in cycles]
 
 
 def test_plankit_has_no_import_cycles() -> None:
-    unexpected = _unexpected(find_cycles(import_graph(module_names())), lazy=False)
+    unexpected = _described(find_cycles(import_graph(module_names())))
     assert not unexpected, "import cycles (module-level imports):\n" + "\n".join(unexpected)
 
 
 def test_lazy_imports_close_no_cycle_either() -> None:
     """A lazy import keeps start-up fast; it is not a way for two modules to need each
     other (what both need belongs in a third module they both import)."""
-    cycles = find_cycles(import_graph(module_names(), lazy=True))
-    unexpected = _unexpected(cycles, lazy=True)
+    unexpected = _described(find_cycles(import_graph(module_names(), lazy=True)))
     assert not unexpected, "import cycles (counting imports inside functions):\n" + "\n".join(
         unexpected
     )
-
-
-def test_known_cycles_still_exist() -> None:
-    """An entry of KNOWN_CYCLES that is gone must leave the list, so it stays short."""
-    current = {members for members, _path in find_cycles(import_graph(module_names()))}
-    stale = [sorted(members) for members in KNOWN_CYCLES if members not in current]
-    assert not stale, f"no longer cycles, remove them from KNOWN_CYCLES: {stale}"
 
 
 # --- the finder itself -------------------------------------------------------------------
@@ -304,11 +266,3 @@ def test_finder_sees_imports_in_branches_and_relative_parents(tmp_path: Path) ->
 def test_finder_reports_a_module_importing_itself(tmp_path: Path) -> None:
     modules = _write(tmp_path, {"__init__.py": "", "a.py": "import pkg.a\n"})
     assert [path for _members, path in find_cycles(import_graph(modules))] == [["pkg.a", "pkg.a"]]
-
-
-def test_only_cycles_inside_the_reorganised_package_are_tolerated() -> None:
-    inside = (frozenset({"plankit.teddy.a", "plankit.teddy.b"}), ["plankit.teddy.a"] * 2)
-    outside = (frozenset({"plankit.teddy.a", "plankit.x"}), ["plankit.x", "plankit.x"])
-    with pytest.warns(UserWarning, match="known import cycle"):
-        assert _unexpected([inside, outside], lazy=True) == [_describe(*outside)]
-    assert _unexpected([inside], lazy=False) == [_describe(*inside)]  # not in KNOWN_CYCLES

@@ -6,7 +6,6 @@ Imports nothing heavy: the commands import what they need inside their callbacks
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -50,17 +49,11 @@ def echo_json(obj: object) -> None:
     click.echo(json.dumps(obj, ensure_ascii=False))
 
 
-def diagnostics_json(diagnostics: Iterable[Diagnostic], file: str | None) -> list[object]:
-    """Diagnostics in the shape every ``--json`` output shares."""
-    return [
-        {"code": d.code, "message": d.message, "line": d.line or None, "file": file}
-        for d in diagnostics
-    ]
-
-
 def print_diagnostics(path: str, diagnostics: list[Diagnostic], as_json: bool) -> None:
     """Every problem as ``FILE:LINE: CODE message`` on stderr (and JSON on stdout)."""
     if as_json:
+        from plankit.errors import diagnostics_json
+
         echo_json({"errors": diagnostics_json(diagnostics, path)})
     for diag in diagnostics:
         click.echo(diag.format(path), err=True)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID
-from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, diagnostics_json, echo_json, fail
+from plankit.errors import diagnostics_json
+from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, echo_json, fail
 
 if TYPE_CHECKING:
     from plankit.acp.contract import Planner as AcpPlanner
@@ -109,14 +110,69 @@ def execute(
     if outcome.next_turn is not None:
         click.echo(f"next turn: {outcome.next_turn.path}", err=True)
     if turn is not None and outcome.validation and outcome.next_turn and not no_replan:
-        from plankit.teddy.cli.planning_cmds import correct  # section 8.3
-
-        correct(turn, outcome, model=model, manual=manual, yes=yes)
+        correct(turn, outcome, model=model, manual=manual, yes=yes)  # section 8.3
     if outcome.interrupted:
         sys.exit(EXIT_INTERRUPTED)
     if outcome.status in (Status.COMPLETED, Status.SKIPPED):
         return
     sys.exit(EXIT_INVALID)
+
+
+def correct(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, yes: bool) -> None:
+    """After a validation failure in ``teddy execute``: the re-plan loop, told on stderr."""
+    from plankit.errors import InputError
+    from plankit.teddy.planning.models import PlanningCancelled
+    from plankit.teddy.planning.replan import correct_failed_plan
+    from plankit.teddy.planning.turn import Planned
+    from plankit.teddy.session.config import load_config
+
+    def started(name: str, limit: int) -> None:
+        who = "by hand (manual mode)" if name == "manual" else f"with {name}"
+        click.echo(f"teddy: re-planning {who}, at most {limit} attempts", err=True)
+
+    def planned(done: Planned) -> None:
+        title = f"“{done.plan.title}”" if done.plan else "a plan that does not parse"
+        click.echo(f"teddy: turn {done.turn.name}: {title}; validating", err=True)
+
+    try:
+        config = load_config(turn.session.root)
+        correction = correct_failed_plan(
+            turn,
+            outcome,
+            config,
+            model=model,
+            manual=manual,
+            interactive=sys.stdin.isatty() and not yes,
+            on_start=started,
+            on_planned=planned,
+        )
+    except PlanningCancelled as exc:
+        fail(f"re-planning was cancelled ({exc})")
+    except InputError as exc:
+        fail(f"no re-plan: {exc}")
+    result = correction.result
+    if result is None:
+        click.echo(
+            "teddy: no automatic re-plan (the plan was not written by a model, and none is "
+            "set); the next turn's message.md holds the errors: `teddy plan` uses it",
+            err=True,
+        )
+        return
+    if result.valid:
+        click.echo(
+            f"teddy: turn {result.turn.name} has a corrected plan that passes validation: "
+            f"{result.turn.plan_path}\nteddy: review it, then run `teddy execute`",
+            err=True,
+        )
+        return
+    failed = ", ".join(result.failed_turns)
+    click.echo(
+        f"teddy: validation failed again after {result.attempts} automatic re-plan"
+        f"{'s' * (result.attempts != 1)} (turn{'s' * (len(result.failed_turns) != 1)} {failed}); "
+        f"stopping.\nteddy: turn {result.turn.name}'s message.md holds the last errors: write "
+        "its plan.md by hand, or run `teddy plan -m MESSAGE`",
+        err=True,
+    )
 
 
 @click.command(name="acp")

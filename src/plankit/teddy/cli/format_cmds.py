@@ -11,7 +11,6 @@ from plankit.cliutil import EXIT_INVALID
 from plankit.teddy.cli.common import (
     JSON_HELP,
     clipboard_error,
-    diagnostics_json,
     echo_json,
     fail,
     print_diagnostics,
@@ -86,6 +85,8 @@ def parse(plan: str, as_json: bool) -> None:
         doc = decode_text(sys.stdin.buffer.read(), path=name) if plan == "-" else read_text(plan)
     except InputError as exc:
         if as_json:
+            from plankit.errors import diagnostics_json
+
             echo_json({"errors": diagnostics_json([exc.diagnostic()], name)})
         fail(str(exc))
     result, diagnostics = check_plan(doc.text)

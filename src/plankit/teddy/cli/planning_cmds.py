@@ -19,7 +19,6 @@ from plankit.teddy.cli.common import (
 
 if TYPE_CHECKING:
     from plankit.teddy.planning.models import Planner
-    from plankit.teddy.run.outcome import Outcome
     from plankit.teddy.session.config import Config
     from plankit.teddy.session.layout import Turn
 
@@ -161,63 +160,6 @@ def plan_command(
         fail(str(exc))
     assert planner is not None
     _plan_and_report(turn, text, planner, config, replace_plan=replace_plan, as_json=as_json)
-
-
-def correct(turn: Turn, outcome: Outcome, *, model: str | None, manual: bool, yes: bool) -> None:
-    """After a validation failure in ``teddy execute``: the re-plan loop, told on stderr."""
-    from plankit.errors import InputError
-    from plankit.teddy.planning.models import PlanningCancelled
-    from plankit.teddy.planning.replan import correct_failed_plan
-    from plankit.teddy.planning.turn import Planned
-    from plankit.teddy.session.config import load_config
-
-    def started(name: str, limit: int) -> None:
-        who = "by hand (manual mode)" if name == "manual" else f"with {name}"
-        click.echo(f"teddy: re-planning {who}, at most {limit} attempts", err=True)
-
-    def planned(done: Planned) -> None:
-        title = f"“{done.plan.title}”" if done.plan else "a plan that does not parse"
-        click.echo(f"teddy: turn {done.turn.name}: {title}; validating", err=True)
-
-    try:
-        config = load_config(turn.session.root)
-        correction = correct_failed_plan(
-            turn,
-            outcome,
-            config,
-            model=model,
-            manual=manual,
-            interactive=sys.stdin.isatty() and not yes,
-            on_start=started,
-            on_planned=planned,
-        )
-    except PlanningCancelled as exc:
-        fail(f"re-planning was cancelled ({exc})")
-    except InputError as exc:
-        fail(f"no re-plan: {exc}")
-    result = correction.result
-    if result is None:
-        click.echo(
-            "teddy: no automatic re-plan (the plan was not written by a model, and none is "
-            "set); the next turn's message.md holds the errors: `teddy plan` uses it",
-            err=True,
-        )
-        return
-    if result.valid:
-        click.echo(
-            f"teddy: turn {result.turn.name} has a corrected plan that passes validation: "
-            f"{result.turn.plan_path}\nteddy: review it, then run `teddy execute`",
-            err=True,
-        )
-        return
-    failed = ", ".join(result.failed_turns)
-    click.echo(
-        f"teddy: validation failed again after {result.attempts} automatic re-plan"
-        f"{'s' * (result.attempts != 1)} (turn{'s' * (len(result.failed_turns) != 1)} {failed}); "
-        f"stopping.\nteddy: turn {result.turn.name}'s message.md holds the last errors: write "
-        "its plan.md by hand, or run `teddy plan -m MESSAGE`",
-        err=True,
-    )
 
 
 @click.command()
