@@ -248,6 +248,7 @@ def _execute_locked(
             memos=tuple(load_memos(root)),
             known_agents=tuple(known_agents(root)),
             has_caller=meta.caller_turn_id is not None,
+            config=config,
         )
         issues = validate_plan(plan, ws)
     plan_rel = turn.rel("plan.md")
@@ -308,6 +309,7 @@ def execute_stateless(
                 memos=tuple(load_memos(root)),
                 known_agents=None,
                 has_caller=None,
+                config=config,
             ),
         )
     try:
