@@ -453,3 +453,46 @@ def test_unified_diff_names_the_file_and_shows_changed_lines() -> None:
 
 def test_unified_diff_of_identical_texts_is_empty() -> None:
     assert unified_diff("a.py", "x\n", "x\n") == ""
+
+
+# --- edges that mutation testing showed no test was holding -------------------------------
+
+
+def test_a_long_find_full_of_one_character_still_finds_its_close_region() -> None:
+    # past 200 characters difflib would treat frequent characters as junk unless told not
+    # to, and such a FIND would seem unrelated to the line it nearly matches
+    line = "x = " + "a" * 250
+    failure = _failure(f"head\n{line}\ntail\n", "x = " + "a" * 249 + "b")
+    assert "the closest region is lines 2-2 (" in failure.message
+
+
+def test_the_closest_region_never_runs_past_the_end_of_the_file() -> None:
+    # the last line alone ("abc") is more similar to the FIND than lines 1-2, but a
+    # region has as many lines as the FIND
+    failure = _failure("zzz\nabc", "abc\nq")
+    assert "closest region is lines 1-2 (50% similar)" in failure.message
+
+
+def test_of_two_regions_as_similar_the_first_is_named_even_when_jumbled_later() -> None:
+    # both lines are 50% similar; the second shares more characters out of order
+    failure = _failure("abcxyz\nfabcxy", "abcdef")
+    assert "closest region is lines 1-1 (50% similar)" in failure.message
+
+
+def test_line_numbers_count_a_leading_empty_line() -> None:
+    assert "(at lines 2, 3)" in _failure("\nx\nx\n", "x").message
+    assert _apply("\na\nb  \nc\n", ("b\nc", "z")) == (
+        "\na\nz\n",
+        ["pair 1 matched at line 3 ignoring differences in trailing whitespace"],
+    )
+
+
+def test_occurrences_one_character_apart_are_both_counted() -> None:
+    assert "matches 2 times (at lines 1, 1)" in _failure("a ---- b", "---").message
+
+
+def test_lines_after_a_blank_find_line_must_match_too() -> None:
+    text = "def f():\n    a = 1\n\n    c = 9\n"
+    assert _failure(text, "a = 1\n\nb = 2").message == (
+        "the FIND block matches nowhere; the closest region is lines 2-4 (62% similar)"
+    )

@@ -13,7 +13,8 @@ Checks, against the plan and the workspace as it is:
   plan), and its FIND blocks apply in order, each matching once (see
   :mod:`plankit.teddy.run.edits`), with a REPLACE different from its FIND;
 - PRUNE: the resource is in the turn's context;
-- EXECUTE: ``cwd`` is an existing directory inside the root;
+- EXECUTE: ``cwd`` is a directory inside the root that exists (or that a CREATE earlier
+  in the plan makes);
 - INVOKE: the agent has a prompt; CONCLUDE: there is a caller to return to.
 
 Context checks are skipped in stateless mode (a plan run outside a session).
@@ -39,7 +40,7 @@ from plankit.teddy.format.model import (
     Read,
 )
 from plankit.teddy.run.actions import file_text
-from plankit.teddy.run.edits import EditFailed, apply_pairs
+from plankit.teddy.run.edits import EditFailed, edit_file_text
 from plankit.teddy.run.protect import check_protected
 from plankit.teddy.session.config import Config, load_config
 from plankit.teddy.session.memos import check_memos
@@ -61,7 +62,7 @@ class ValidationIssue:
     :class:`~plankit.errors.Diagnostic`."""
 
     def diagnostic(self) -> Diagnostic:
-        """The issue in the shape of a parse problem (line None for the whole plan)."""
+        """The issue in the shape of a parse problem (line 0 for the whole plan)."""
         return Diagnostic(self.line, self.code, self.message)
 
 
@@ -148,7 +149,6 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                     if text is None:
                         fail("the file cannot be read as UTF-8 text", path, code="file-not-text")
                         continue
-                    text = text.replace("\r\n", "\n") if "\r\n" in text else text
                 if context is not None and path not in context and path not in created:
                     fail(
                         "the file is not in the turn's context; READ it first so that the "
@@ -156,8 +156,8 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                         path,
                         code="not-in-context",
                     )
-                try:
-                    overlay[target] = apply_pairs(text, edits)[0]
+                try:  # as execution will edit it: CRLF kept, mixed line endings left alone
+                    overlay[target] = edit_file_text(text, edits).output
                 except EditFailed as exc:
                     fail(exc.message, path, code=exc.code)
             case Prune(resource=res):
@@ -175,7 +175,11 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
             case Execute(cwd=cwd):
                 if cwd is not None:
                     target = inside(cwd)
-                    if target is not None and not target.is_dir():
+                    if (
+                        target is not None
+                        and not target.is_dir()
+                        and not any(target in written.parents for written in overlay)
+                    ):
                         fail(
                             f"cwd '{cwd}' is not an existing directory of the project",
                             code="cwd-missing",
