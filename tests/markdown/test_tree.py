@@ -67,6 +67,7 @@ HEADINGS = st.sampled_from(["# T", "## S", "### `EDIT`", "#### x"])
 @example([("# T", ["<div>"]), ("## S", ["````", "x", "````"])], True)
 @example([("# T", ["  ```"]), ("## S", ["````", "x", "````", "```"])], False)
 @example([("# T", ["- a", "  ```"]), ("## S", ["x"])], True)
+@example([("## S", ["- # h", ">", "> ```", ">", ">"])], False)
 def test_regions_read_alone_or_the_rest_whole_as_markdown_it(
     regions: list[tuple[str, list[str]]], final_newline: bool
 ) -> None:

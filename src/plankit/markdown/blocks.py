@@ -7,10 +7,15 @@ and slice the raw source of any block with :meth:`Document.lines`.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
+
+_STRIDE = 16
+"""Every how many lines :class:`Document` marks where a line starts."""
+_STRIDE_RE = re.compile(rf"(?:[^\n]*\n){{{_STRIDE}}}")
 
 MAX_NESTING = 40
 """Deepest token nesting accepted (a list level counts 2: the list and its item, a block
@@ -118,36 +123,44 @@ class Document:
     """Top-level blocks, in order."""
     too_deep_line: int | None = None
     """First line of a container nested deeper than :data:`MAX_NESTING`, if any."""
-    _starts: array[int] = field(default_factory=lambda: array("q"), repr=False, compare=False)
-    """Where each line starts in :attr:`source`, filled on first use (an array of machine
-    integers: a list would cost an int object per line)."""
+    _marks: array[int] = field(default_factory=lambda: array("q"), repr=False, compare=False)
+    """Where every :data:`_STRIDE`-th line starts in :attr:`source`, filled on first use;
+    a line in between is found from the mark before it (an index of every line would
+    cost more than the lines a plan ever slices)."""
 
     @property
     def line_count(self) -> int:
         """Number of lines in :attr:`source`."""
-        return len(self._line_starts()) - 1
+        source = self.source
+        return source.count("\n") + (0 if source.endswith("\n") else 1)
 
-    def _line_starts(self) -> array[int]:
-        starts = self._starts
-        if not starts:
-            source = self.source
-            find = source.find
-            starts.append(0)
-            pos = find("\n")
-            while pos >= 0:
-                starts.append(pos + 1)
-                pos = find("\n", pos + 1)
-            if starts[-1] != len(source) or not source:
-                starts.append(len(source) + 1)
-        return starts
+    def _offset(self, index: int) -> int:
+        """Where 0-based line ``index`` starts in :attr:`source`.  Past the last line: the
+        end of the source when it ends with a newline, else one past it (so that slicing
+        to one before the offset never takes a final newline)."""
+        source = self.source
+        size = len(source)
+        if index < 0:
+            return size + 1
+        marks = self._marks
+        if not marks:
+            marks.append(0)
+            marks.extend(m.end() for m in _STRIDE_RE.finditer(source))
+        mark = min(index // _STRIDE, len(marks) - 1)
+        pos = marks[mark]
+        find = source.find
+        for _ in range(index - mark * _STRIDE):
+            found = find("\n", pos)
+            if found < 0:
+                return pos if pos == size and size else size + 1
+            pos = found + 1
+        return pos
 
     def lines(self, start: int, end: int) -> str:
         """The raw source of lines ``start`` … ``end`` (1-based, inclusive), no final newline."""
         if end < start:
             return ""
-        starts = self._line_starts()
-        last = min(end, len(starts) - 1)
-        return self.source[starts[start - 1] : starts[last] - 1]
+        return self.source[self._offset(start - 1) : self._offset(end) - 1]
 
     def line(self, number: int) -> str:
         """The raw source of one line (1-based)."""

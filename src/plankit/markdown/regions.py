@@ -51,6 +51,10 @@ def regions(skeleton: Skeleton, builder: Builder) -> tuple[list[Block], int | No
     run on into the next (:func:`_runs_on`), or when markdown-it-py does not find one of
     its cut blocks where the cut put it (then the rest of the original text must be
     read, which the caller finds out with :func:`~plankit.markdown.tokens.verified`).
+
+    The lines of the regions read are blanked in ``skeleton.lines``, so that a large
+    text's lines and its blocks are not all held at once; the lines from the returned
+    one on are left as they were.
     """
     lines = skeleton.lines
     cuts = skeleton.cuts
@@ -67,13 +71,17 @@ def regions(skeleton: Skeleton, builder: Builder) -> tuple[list[Block], int | No
         simple = simple_region(lines, a, b, cuts, builder.orig)
         if simple is not None:
             blocks.extend(simple)
-            continue
-        tokens = markdown_it().parse("\n".join(lines[a:b]) + "\n")
-        first, stop = bisect.bisect_left(cut_keys, a), bisect.bisect_left(cut_keys, b)
-        inside = {k: cuts[k] for k in cut_keys[first:stop]}
-        if (b < last and _runs_on(tokens, b - a)) or not verified(tokens, inside, a):
-            return blocks, a
-        blocks.extend(builder.build(tokens, a))
+        else:
+            # the text's last line keeps its lack of a newline: that can end a block
+            # quote's fence a line earlier
+            end = "\n" if b < len(lines) else ""
+            tokens = markdown_it().parse("\n".join(lines[a:b]) + end)
+            first, stop = bisect.bisect_left(cut_keys, a), bisect.bisect_left(cut_keys, b)
+            inside = {k: cuts[k] for k in cut_keys[first:stop]}
+            if (b < last and _runs_on(tokens, b - a)) or not verified(tokens, inside, a):
+                return blocks, a
+            blocks.extend(builder.build(tokens, a))
+        lines[a:b] = [""] * (b - a)  # read: let go of the lines as the blocks grow
     return blocks, None
 
 
@@ -149,7 +157,8 @@ def simple_region(
         m = _ATX_RE.match(lines[a])
         if m is not None:
             level = len(lines[a]) - len(lines[a].lstrip("#"))
-            out.append(Heading(orig(a) + 1, orig(a) + 1, level, _heading(level, lines[a])))
+            at = orig(a) + 1
+            out.append(Heading(at, at, level, _heading(level, lines[a])))
             i = a + 1
     while i < b:
         line = lines[i]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from sys import intern
 
 from plankit.markdown.blocks import Fence
 
@@ -39,7 +40,8 @@ class Skeleton:
 
     lines: list[str]
     """The skeleton's lines: the text's, less the content lines of the cut blocks (a cut
-    block keeps its opening and closing fence lines, an unclosed one its opening line)."""
+    block keeps its opening and closing fence lines, an unclosed one its opening line).
+    :func:`~plankit.markdown.regions.regions` blanks those it has read."""
     cuts: dict[int, Fence]
     """Each cut block by the 0-based skeleton line of its opening fence, in order.  Line
     numbers in the fences are the original text's."""
@@ -80,7 +82,7 @@ def cut_fences(src: str) -> Skeleton:
         inner = count("\n", open_end + 1, closer.start())
         content = src[open_end + 1 : closer.start() - 1] if inner else ""
         fence = Fence(
-            line + 1, line + 2 + inner, marker[0], len(marker), info.strip(), content, True
+            line + 1, line + 2 + inner, marker[0], len(marker), intern(info.strip()), content, True
         )
         cuts[line - removed] = fence
         kept = closer.start()

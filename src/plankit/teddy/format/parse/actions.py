@@ -23,25 +23,28 @@ from plankit.teddy.format.parse.names import LABEL_RE, action_name
 
 def actions(c: Checker, heading: Heading, blocks: list[Block]) -> tuple[Action, ...]:
     """The valid actions of the Action Plan section (``heading`` and its ``blocks``)."""
-    groups: list[tuple[Heading, list[Block]]] = []
-    for block in blocks:
-        if isinstance(block, Heading) and block.level <= 3 and not LABEL_RE.fullmatch(block.text):
-            groups.append((block, []))
-        elif groups:
-            groups[-1][1].append(block)
-        else:
-            c.stray(block, "before the first action (each action starts with ### `TYPE`)")
-    if not groups:
+    heads = [
+        i
+        for i, block in enumerate(blocks)
+        if isinstance(block, Heading) and block.level <= 3 and not LABEL_RE.fullmatch(block.text)
+    ]
+    for block in blocks[: heads[0] if heads else len(blocks)]:
+        c.stray(block, "before the first action (each action starts with ### `TYPE`)")
+    if not heads:
         c.error(
             heading.start,
             "action-plan-empty",
             "the Action Plan has no actions; add at least one ### `ACTION`",
         )
         return ()
-    ends = [g[0].start - 1 for g in groups[1:]] + [c.section_end(blocks)]
     out: list[Action] = []
-    for (head, body), end in zip(groups, ends, strict=True):
-        action = read_action(c, head, body, end)
+    for n, i in enumerate(heads):
+        # one action's blocks at a time: a large plan's are not all copied at once
+        j = heads[n + 1] if n + 1 < len(heads) else len(blocks)
+        end = blocks[j].start - 1 if j < len(blocks) else c.section_end(blocks)
+        head = blocks[i]
+        assert isinstance(head, Heading)
+        action = read_action(c, head, blocks[i + 1 : j], end)
         if action is not None:
             out.append(action)
     return tuple(out)
