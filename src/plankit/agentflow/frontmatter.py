@@ -118,9 +118,11 @@ def _closing(text: str, pos: int, end: int) -> tuple[int, int] | None:
 
 
 def _size(chars: int) -> str:
+    """``chars`` for a message; KiB round up, so a size over the limit never reads as
+    the limit itself."""
     if chars >= 1_000_000:
         return f"{chars / 1_000_000:.1f} MB"
-    return f"{chars / 1024:.0f} KiB"
+    return f"{-(-chars // 1024)} KiB"
 
 
 def parse(yaml: str, first_line: int = 1, *, fast: bool = True) -> Node:
