@@ -43,9 +43,15 @@ def new(name: str, as_json: bool) -> None:
 
 @click.command()
 @click.option("--session", "session_name", help=SESSION_HELP)
+@click.option("--stats", is_flag=True, help="List each resource's size (and what was left out).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def context(session_name: str | None, as_json: bool) -> None:
-    """Write input.md for the current turn and print its path."""
+def context(session_name: str | None, stats: bool, as_json: bool) -> None:
+    """Write input.md for the current turn and print its path.
+
+    With context.max_bytes or context.max_tokens in config.yaml, the oldest execution
+    reports leave input.md first, then files the AI added, until it fits; input.md
+    lists what was left out.
+    """
     from plankit.errors import InputError
     from plankit.teddy.context.payload import write_turn_payload
     from plankit.teddy.run.recovery import open_session
@@ -64,10 +70,27 @@ def context(session_name: str | None, as_json: bool) -> None:
                 "turn": written.turn.name,
                 "path": str(written.path),
                 "bytes": written.size,
+                "resources": [
+                    {
+                        "resource": r.key,
+                        "scope": r.scope,
+                        "bytes": r.size,
+                        "tokens": r.tokens,
+                        "left_out": r.left_out,
+                    }
+                    for r in written.resources
+                ],
             }
         )
-    else:
-        click.echo(written.path)
+        return
+    click.echo(written.path)
+    if stats:
+        width = max((len(r.key) for r in written.resources), default=8)
+        for r in written.resources:
+            mark = "  left out (context budget)" if r.left_out else ""
+            line = f"{r.key:<{width}}  {r.scope:<7} {r.size:>9,} B {r.tokens:>8,} tok{mark}"
+            click.echo(line)
+        click.echo(f"{'input.md':<{width}}  {'':<7} {written.size:>9,} B")
 
 
 @click.command("get-prompt")

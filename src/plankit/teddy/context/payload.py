@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from plankit.markdown.fences import fence_for, fenced, longest_run
 from plankit.markdown.links import root_link
+from plankit.teddy.context.budget import Budget, Candidate, choose_left_out, count_tokens
 from plankit.teddy.context.files import (
     ContextEntry,
     normalize_entry,
@@ -46,6 +47,7 @@ from plankit.teddy.context.tree_listing import display_name, project_tree
 from plankit.teddy.context.urls import FetchError, fetch_url
 
 if TYPE_CHECKING:
+    from plankit.teddy.session.config import Config
     from plankit.teddy.session.layout import Session, Turn
 
 __all__ = [
@@ -289,15 +291,58 @@ def build_payload(
     *,
     max_file_bytes: int = 200_000,
     fetch: Callable[[str], str] | None = None,
+    budget: Budget | None = None,
 ) -> str:
     """The ``input.md`` text for one turn (``session_dir``/``turn_dir`` None: stateless).
 
     ``root`` is the project root (the directory holding ``.teddy/``).  Files over
     ``max_file_bytes`` are cut with a marker.  ``fetch`` turns a URL into text; by
     default :func:`fetch_url` with the session's cache (no cache without a session).
-    Never raises for a resource; raises :class:`~plankit.errors.InputError` only for a
-    context file that cannot be read.
+    ``budget`` caps the whole text (:mod:`plankit.teddy.context.budget`).  Never raises
+    for a resource; raises :class:`~plankit.errors.InputError` only for a context file
+    that cannot be read.
     """
+    return assemble_payload(
+        root, session_dir, turn_dir, max_file_bytes=max_file_bytes, fetch=fetch, budget=budget
+    ).text
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSize:
+    """One resource of ``input.md`` (``teddy context --stats``)."""
+
+    key: str
+    """The context entry."""
+    scope: str
+    """Turn, Session or Global: the first context file that lists it."""
+    size: int
+    """Bytes its section takes."""
+    tokens: int
+    """Tokens its section takes (see :func:`~plankit.teddy.context.budget.count_tokens`)."""
+    left_out: bool
+    """Whether the context budget left it out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """``input.md`` and what it is made of."""
+
+    text: str
+    """The Markdown."""
+    resources: tuple[ResourceSize, ...]
+    """Each resource, in order."""
+
+
+def assemble_payload(
+    root: Path,
+    session_dir: Path | None,
+    turn_dir: Path | None,
+    *,
+    max_file_bytes: int = 200_000,
+    fetch: Callable[[str], str] | None = None,
+    budget: Budget | None = None,
+) -> Payload:
+    """:func:`build_payload` with the size of every resource."""
     teddy = root / ".teddy"
     scopes: list[tuple[str, list[str]]] = []
     if turn_dir is not None:
@@ -309,35 +354,80 @@ def build_payload(
         cache = session_dir / URL_CACHE if session_dir is not None else None
         fetch = partial(fetch_url, cache_dir=cache, root=root)  # its network settings
 
-    out = ["# Agent Invocation Payload", "", "## 1. System Information"]
-    out += _system_lines(root, session_dir, turn_dir)
-    out += ["", "## 2. Project Structure", fenced(project_tree(root), "text")]
+    head = ["# Agent Invocation Payload", "", "## 1. System Information"]
+    head += _system_lines(root, session_dir, turn_dir)
+    head += ["", "## 2. Project Structure", fenced(project_tree(root), "text")]
     memos = _memos(root)
     if memos is not None:
-        out += ["", "## 3. Memos", memos]
-    out += ["", "## 4. Context Summary"]
-    resources: dict[str, ContextEntry] = {}
+        head += ["", "## 3. Memos", memos]
+    head += ["", "## 4. Context Summary"]
+    resources: dict[str, tuple[str, ContextEntry]] = {}
+    positions: dict[str, int] = {}
+    users: set[str] = set()  # the user's own resources never leave
     for name, entries in scopes:
-        out.append(f"### {name}")
+        head.append(f"### {name}")
         parsed = [parse_entry(entry) for entry in entries]
-        out += [f"- {_summary_item(entry)}" for entry in parsed] or ["(none)"]
-        for entry in parsed:
-            resources.setdefault(entry.key, entry)
-    out += ["", "## 5. Resource Contents"]
-    if not resources:
-        out.append("(none)")
+        head += [f"- {_summary_item(entry)}" for entry in parsed] or ["(none)"]
+        for position, entry in enumerate(parsed):
+            resources.setdefault(entry.key, (name, entry))
+            if name == "Turn":
+                positions.setdefault(entry.key, position)
+            else:
+                users.add(entry.key)
     resolver = _Resolver(root)
-    for i, entry in enumerate(resources.values()):
-        out += ["", "---"] if i else ["---"]
+    sections: dict[str, list[str]] = {}
+    for _scope, entry in resources.values():
+        lines: list[str] = ["---"]
         if entry.kind == "refused":
             body = _Body(None, _plain(f"Refused: {entry.reason}"))
         elif entry.kind == "url":
             body = _url_body(entry.key, fetch, max_file_bytes)
         else:
             body = _file_body(resolver, entry.key, max_file_bytes)
-        _render_resource(out, entry, body)
-    out.append("")  # the final newline
-    return "\n".join(out)
+        _render_resource(lines, entry, body)
+        sections[entry.key] = lines
+    model = budget.model if budget is not None else None
+
+    def render(left_out: Sequence[str]) -> str:
+        out = list(head)
+        if left_out:
+            out.append("### Left out to fit the context budget")
+            out += [f"- `{key}` (READ it again to see it)" for key in left_out]
+        out += ["", "## 5. Resource Contents"]
+        kept = [lines for key, lines in sections.items() if key not in left_out]
+        if not kept:
+            out.append("(none)")
+        for i, lines in enumerate(kept):
+            out += ["", *lines] if i else lines
+        out.append("")  # the final newline
+        return "\n".join(out)
+
+    def measure(lines: list[str]) -> tuple[int, int]:
+        text = "\n".join(lines) + "\n\n"
+        return len(text.encode("utf-8")), count_tokens(text, model)
+
+    sizes = {key: measure(lines) for key, lines in sections.items()}
+    left_out: list[str] = []
+    text = render(left_out)
+    if budget is not None and budget.limited:
+        candidates = [
+            Candidate(key, positions[key], *sizes[key])
+            for key, (scope, _) in resources.items()
+            if scope == "Turn" and key not in users
+        ]
+        while True:
+            total = len(text.encode("utf-8")), count_tokens(text, model)
+            remaining = [c for c in candidates if c.key not in left_out]
+            more = choose_left_out(*total, remaining, budget)
+            if not more:
+                break
+            left_out.append(more[0])
+            text = render(left_out)
+    stats = tuple(
+        ResourceSize(key, scope, *sizes[key], key in left_out)
+        for key, (scope, _) in resources.items()
+    )
+    return Payload(text, stats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,20 +440,33 @@ class WrittenPayload:
     """The file."""
     size: int
     """Its size in bytes."""
+    resources: tuple[ResourceSize, ...] = ()
+    """Each resource's size, and whether the budget left it out."""
+
+
+def config_budget(config: Config) -> Budget | None:
+    """The context budget the settings ask for (None when they set none)."""
+    if config.context_max_bytes is None and config.context_max_tokens is None:
+        return None
+    return Budget(config.context_max_bytes, config.context_max_tokens, config.model)
 
 
 def write_turn_payload(session: Session) -> WrittenPayload:
     """``teddy context``: build the latest turn's ``input.md`` of ``session`` with the
-    project's settings, and write it atomically."""
+    project's settings (the context budget included), and write it atomically."""
     from plankit.teddy.session.config import load_config
     from plankit.textio import write_text_atomic
 
     root = session.root
     config = load_config(root)
     turn = session.latest()
-    text = build_payload(
-        root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
+    payload = assemble_payload(
+        root,
+        session.path,
+        turn.path,
+        max_file_bytes=config.context_max_file_bytes,
+        budget=config_budget(config),
     )
     path = turn.file("input.md")
-    write_text_atomic(path, text)
-    return WrittenPayload(turn, path, len(text.encode("utf-8")))
+    write_text_atomic(path, payload.text)
+    return WrittenPayload(turn, path, len(payload.text.encode("utf-8")), payload.resources)

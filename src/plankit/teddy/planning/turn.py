@@ -216,7 +216,7 @@ def _plan_locked(
     config: Config,
     fetch: Callable[[str], str] | None,
 ) -> Planned:
-    from plankit.teddy.context.payload import build_payload
+    from plankit.teddy.context.payload import build_payload, config_budget
     from plankit.teddy.format.parse import check_plan
     from plankit.teddy.format.preprocess import preprocess
     from plankit.textio import read_text
@@ -232,6 +232,7 @@ def _plan_locked(
         turn.path,
         max_file_bytes=config.context_max_file_bytes,
         fetch=fetch,
+        budget=config_budget(config),
     )
     write_text_atomic(turn.file("input.md"), payload)
     system = read_text(turn.prompt_path).text

@@ -9,6 +9,8 @@ execute:
   output_cap: 65536           # bytes of stdout and of stderr kept in the report
 context:
   max_file_bytes: 200000      # larger files are cut in input.md
+  max_bytes: 100000           # input.md's budget: older reports, then AI-added files leave
+  max_tokens: 30000           # the same in tokens (the provider's tokenizer, else estimated)
 research:
   backend: ddgs               # or "fixture:path/to/results.json", or "module:callable"
 replan:
@@ -16,6 +18,8 @@ replan:
 network:                      # what URL reads may reach besides public addresses
   allow_hosts: [localhost]    # host names that may resolve to any address
   allow_networks: ["10.0.0.0/8"]  # address ranges that may be reached
+prices:                       # USD per million tokens, for `teddy run --max-cost`
+  my-local-model: {input: 0, output: 0}   # (models genai-prices does not know)
 protected_paths:              # paths plans may not touch (see docs/security.md)
   write: [".git", ".teddy"]   # CREATE and EDIT refused
   read: [".git"]              # READ, EDIT and handoff resources refused
@@ -57,6 +61,14 @@ class Config:
     """Bytes of stdout and of stderr kept for the report, each."""
     context_max_file_bytes: int = 200_000
     """Files larger than this are cut in ``input.md``."""
+    context_max_bytes: int | None = None
+    """``input.md``'s budget in bytes (None: no budget); see
+    :mod:`plankit.teddy.context.budget`."""
+    context_max_tokens: int | None = None
+    """``input.md``'s budget in tokens (None: no budget)."""
+    prices: tuple[tuple[str, float, float], ...] = ()
+    """Per-model prices (model, USD per million input tokens, per million output tokens)
+    that win over the bundled price table."""
     research_backend: str = "ddgs"
     """The RESEARCH backend: ``ddgs``, ``fixture:PATH`` or ``module:callable``."""
     replan_max_attempts: int = 3
@@ -79,6 +91,8 @@ _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "execute.timeout": ("execute_timeout", (int, float)),
     "execute.output_cap": ("output_cap", int),
     "context.max_file_bytes": ("context_max_file_bytes", int),
+    "context.max_bytes": ("context_max_bytes", int),
+    "context.max_tokens": ("context_max_tokens", int),
     "research.backend": ("research_backend", str),
     "replan.max_attempts": ("replan_max_attempts", int),
     "network.allow_hosts": ("network_allow_hosts", tuple),
@@ -110,7 +124,10 @@ def load_config(root: Path) -> Config:
     if not isinstance(data, dict):
         raise InputError("config.yaml must be a mapping of settings", path=str(path))
     values: dict[str, Any] = {}
-    for key, value in _flatten(dict(data)).items():
+    data = dict(data)
+    if "prices" in data:
+        values["prices"] = _prices(data.pop("prices"), path)
+    for key, value in _flatten(data).items():
         if key in _SECTIONS:
             keys = ", ".join(k.split(".", 1)[1] for k in _SCHEMA if k.startswith(key + "."))
             raise InputError(
@@ -170,3 +187,26 @@ def _network(key: str, value: object, path: Path) -> tuple[str, ...]:
         return check(key, value)
     except ValueError as exc:
         raise InputError(str(exc), code="bad-config", path=str(path)) from None
+
+
+def _prices(value: object, path: Path) -> tuple[tuple[str, float, float], ...]:
+    """``prices``: model → ``{input: USD, output: USD}`` per million tokens."""
+
+    def bad(message: str) -> InputError:
+        return InputError(f"'prices': {message}", code="bad-config", path=str(path))
+
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise bad("give a mapping of model names to {input: USD, output: USD} per 1M tokens")
+    out = []
+    for model, price in value.items():
+        if not isinstance(price, dict) or set(price) != {"input", "output"}:
+            raise bad(f"'{model}' needs exactly input and output (USD per 1M tokens)")
+        numbers = [price["input"], price["output"]]
+        if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+            raise bad(f"'{model}': input and output must be numbers")
+        if any(n < 0 for n in numbers):
+            raise bad(f"'{model}': prices cannot be negative")
+        out.append((str(model), float(numbers[0]), float(numbers[1])))
+    return tuple(out)
