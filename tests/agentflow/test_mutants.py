@@ -11,6 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from plankit.agentflow.cli import cli
+from plankit.agentflow.frontmatter import (
+    MAX_FRONT_MATTER,
+    Document,
+    FrontMatterError,
+    parse,
+    split,
+)
 from plankit.agentflow.validate import check_dir, check_dirs
 
 from .helpers import task, write_plan
@@ -263,3 +270,98 @@ def test_a_valid_plan_lists_its_tasks_by_sort_index_with_their_fields(tmp_path: 
         ("one", "two"),
     )
     assert last.body.strip() == "Finish."
+
+
+# --- front matter ---------------------------------------------------------------------------
+
+LIMIT = MAX_FRONT_MATTER
+TOO_LARGE = "at most 64 KiB is read (put long text in the Markdown body)"
+
+
+def _split_error(text: str) -> tuple[str, int | None]:
+    with pytest.raises(FrontMatterError) as caught:
+        split(text)
+    return caught.value.message, caught.value.line
+
+
+def test_front_matter_just_over_the_limit_does_not_claim_to_be_the_limit() -> None:
+    text = "---\na: " + "x" * (LIMIT - 3) + "\n---\nBody\n"  # one character too many
+    assert _split_error(text) == (f"front matter is 65 KiB; {TOO_LARGE}", 1)
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"),
+    [(102_401, "101 KiB"), (999_999, "977 KiB"), (1_000_000, "1.0 MB"), (1_050_000, "1.1 MB")],
+)
+def test_the_size_of_unclosed_front_matter_is_shown_in_kib_or_mb(size: int, shown: str) -> None:
+    assert _split_error("---\n" + "x" * size) == (
+        f"front matter is {shown} and not closed; {TOO_LARGE}",
+        1,
+    )
+
+
+def test_text_without_front_matter_is_all_body_from_line_one() -> None:
+    assert split("# Title\n\nText\n") == Document(None, 1, "# Title\n\nText\n", 1)
+
+
+def test_a_closing_line_at_the_very_end_of_the_file_closes_the_front_matter() -> None:
+    assert split("---\nid: a\n---") == Document("id: a\n", 2, "", 4)
+
+
+@pytest.mark.parametrize("text", ["---", "---  ", "---\n", "---\nid: a\n", "---\nid: a\n--- x\n"])
+def test_unclosed_front_matter_says_how_to_close_it(text: str) -> None:
+    assert _split_error(text) == ("front matter is not closed; add a line --- after it", 1)
+
+
+def test_unclosed_front_matter_right_at_the_limit_is_reported_as_unclosed() -> None:
+    assert _split_error("---\n" + "x" * (LIMIT - 1) + "\n") == (
+        "front matter is not closed; add a line --- after it",
+        1,
+    )
+
+
+def test_front_matter_exactly_at_the_limit_is_read() -> None:
+    yaml = "a: " + "x" * (LIMIT - 4) + "\n"
+    assert len(yaml) == LIMIT
+    doc = split("---\n" + yaml + "---\nBody\n")
+    assert (doc.front_matter, doc.body, doc.body_line) == (yaml, "Body\n", 4)
+
+
+@pytest.mark.parametrize("over", [10, 70, 200])
+def test_a_closing_line_found_past_the_limit_gives_the_size_not_unclosed(over: int) -> None:
+    text = "---\na: " + "x" * (LIMIT - 4 + over) + "\n---\nBody\n"
+    assert _split_error(text) == (f"front matter is 65 KiB; {TOO_LARGE}", 1)
+
+
+def test_a_closing_line_with_blanks_across_the_search_window_is_still_found() -> None:
+    # the closing line starts 60 characters past the limit and its blanks run past the
+    # end of the window searched first
+    text = "---\na: " + "x" * (LIMIT - 4 + 59) + "\n---     \nBody\n"
+    assert _split_error(text) == (f"front matter is 65 KiB; {TOO_LARGE}", 1)
+
+
+def test_parse_refuses_yaml_over_the_limit_with_its_size() -> None:
+    with pytest.raises(FrontMatterError) as caught:
+        parse("a: " + "x" * (102_401 - 3), 2)
+    assert (caught.value.message, caught.value.line) == (
+        "front matter is 101 KiB; at most 64 KiB is read",
+        2,
+    )
+
+
+# --- misnamed task files -----------------------------------------------------------------------
+
+
+def test_a_task_file_without_a_number_comes_after_the_numbered_ones(tmp_path: Path) -> None:
+    # "-draft.md" sorts before "01-a.md" by name; as a task it comes last
+    directory = write_plan(
+        tmp_path / "p", tasks={"01-a.md": task("same"), "-draft.md": task("same")}
+    )
+    problems = _problems(directory)
+    assert [(rule, name) for rule, name, _, _ in problems] == [
+        ("filename", "-draft.md"),
+        ("id-duplicate", "-draft.md"),
+    ]
+    assert problems[1][3] == (
+        "id 'same' is already used by tasks/01-a.md; ids must be unique within a plan"
+    )
