@@ -74,7 +74,8 @@ def test_initialize_and_new_session(project: Path, check: SchemaCheck) -> None:
     assert init.protocol_version == 1
     assert init.agent_info.name == "teddy"
     assert init.agent_capabilities.load_session is False
-    assert (project / ".teddy" / session_id / "01").is_dir()
+    assert session_id.split("-", 1)[1].startswith("acp-")
+    assert not (project / ".teddy").exists()  # the first prompt creates the session
     commands = client.of_kind("available_commands_update")[0]["availableCommands"]
     assert [c["name"] for c in commands] == ["execute", "parse", "context", "report"]
 

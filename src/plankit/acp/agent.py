@@ -1,7 +1,9 @@
 """``teddy acp``: TeDDy as an Agent Client Protocol agent over stdio.
 
 Built on the official SDK (``acp``).  One ACP session is one TeDDy session in the
-project given as ``cwd`` (``.teddy/YYYYMMDD-acp-xxxxxx/``); one ``session/prompt`` is
+project given as ``cwd`` (``.teddy/YYYYMMDD-acp-xxxxxx/``, created by the session's
+first prompt, so a client that only opens sessions leaves nothing behind); one
+``session/prompt`` is
 one TeDDy turn: the plan of the prompt is written to the turn's ``plan.md`` and
 executed by :func:`plankit.teddy.run.execute.execute_turn`, which writes ``report.md``
 and prepares the next turn, exactly as ``teddy execute`` does.  :mod:`.turn` turns the
@@ -11,12 +13,15 @@ Until model access lands, a prompt must give the plan (see :mod:`.prompt`); a
 *planner* — any ``(prompt text, turn) → plan Markdown`` callable — can be plugged in
 (``teddy acp --planner module:callable``) to write plans from plain requests.
 
-:mod:`.stdio` runs it on stdin/stdout.
+:mod:`.stdio` runs it on stdin/stdout; when the client goes away (stdin closed),
+:meth:`TeddyAgent.disconnected` cancels every running turn, which stops its command
+and writes its report as ``session/cancel`` does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as _dt
 import logging
 import secrets
 from pathlib import Path
@@ -30,7 +35,7 @@ from plankit.errors import InputError
 if TYPE_CHECKING:
     from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
-    from plankit.teddy.run.execute import Outcome
+    from plankit.teddy.run.outcome import Outcome
 
 log = logging.getLogger("plankit.acp")
 
@@ -50,6 +55,8 @@ class TeddyAgent:
         self.conn: Any = None
         self.caps = ClientCaps()
         self.sessions: dict[str, SessionState] = {}
+        self.gone = asyncio.Event()
+        """Set when the client has closed the connection."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -93,11 +100,11 @@ class TeddyAgent:
                 {"cwd": f"'{cwd}' is not an existing absolute directory"}
             )
         try:
-            session_id = await asyncio.to_thread(_create_session, root)
+            session_id = await asyncio.to_thread(_pick_session, root)
         except InputError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
         self.sessions[session_id] = SessionState(session_id, root)
-        log.info("session %s in %s", session_id, root)
+        log.info("session %s in %s (created by its first prompt)", session_id, root)
         self._later(send_update(self.conn, session_id, commands_update()))
         return NewSessionResponse(session_id=session_id)
 
@@ -115,6 +122,13 @@ class TeddyAgent:
             log.info("cancel %s", session_id)
             state.cancel.set()
 
+    async def disconnected(self) -> None:
+        """The client closed the connection: cancel every running turn (its command is
+        stopped, its report written) and stop talking to the client."""
+        log.info("the client closed the connection; cancelling what runs")
+        self.gone.set()
+        self.shutdown()
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         from acp.schema import PromptResponse
 
@@ -129,7 +143,15 @@ class TeddyAgent:
             )
         state.running = True
         state.cancel = asyncio.Event()
+        if self.gone.is_set():
+            state.cancel.set()
         try:
+            if not state.created:
+                try:
+                    await asyncio.to_thread(_create_session, state)
+                except InputError as exc:
+                    raise RequestError.invalid_request({"details": str(exc)}) from None
+                state.created = True
             await self._prompt(state, read_prompt(prompt))
         finally:
             state.running = False
@@ -138,6 +160,9 @@ class TeddyAgent:
         return PromptResponse(stop_reason="end_turn")
 
     async def _say(self, state: SessionState, text: str) -> None:
+        if self.gone.is_set():
+            log.info("not said (the client left): %s", text)
+            return
         await send_update(self.conn, state.session_id, message_update(text))
 
     async def _prompt(self, state: SessionState, request: PromptText) -> None:
@@ -209,6 +234,7 @@ class TeddyAgent:
                 plan=plan,
                 caps=self.caps,
                 label=f"turn-{turn.name}",
+                gone=self.gone,
             )
             run.send_plan()
             runtime = Runtime(
@@ -287,23 +313,35 @@ class _Silent:
         return None
 
 
-def _create_session(root: Path) -> str:
+def _pick_session(root: Path) -> str:
+    """A new session's id (``YYYYMMDD-acp-xxxxxx``), not yet on disk.
+
+    The configuration is read now so that a broken ``.teddy/config.yaml`` is reported
+    by ``session/new``; nothing is written until the session's first prompt.
+    """
     from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import SessionError, create_session
+    from plankit.teddy.session.layout import sessions
+
+    load_config(root)
+    taken = {session.name[9:] for session in sessions(root)}
+    for _ in range(5):
+        name = f"acp-{secrets.token_hex(3)}"
+        if name not in taken:
+            return f"{_dt.date.today():%Y%m%d}-{name}"
+    raise InputError("could not pick a new session name; try again", code="session-exists")
+
+
+def _create_session(state: SessionState) -> None:
+    """Create the TeDDy session of ``state`` (its first prompt arrived)."""
+    from plankit.teddy.session.config import load_config
+    from plankit.teddy.session.layout import create_session
     from plankit.teddy.session.prompts import agent_name, get_prompt
 
-    config = load_config(root)
-    prompt = get_prompt(config.default_agent, root)
+    config = load_config(state.root)
+    prompt = get_prompt(config.default_agent, state.root)
     agent = agent_name(prompt, config.default_agent)
-    for _ in range(5):
-        try:
-            session = create_session(root, f"acp-{secrets.token_hex(3)}", prompt, agent)
-        except SessionError as exc:
-            if exc.code == "session-exists":
-                continue
-            raise
-        return session.name
-    raise InputError("could not pick a new session name; try again", code="session-exists")
+    day = _dt.datetime.strptime(state.session_id[:8], "%Y%m%d").date()
+    create_session(state.root, state.session_id[9:], prompt, agent, today=day)
 
 
 def _plan_with(planner: Planner, text: str, state: SessionState) -> str:

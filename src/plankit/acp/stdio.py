@@ -8,6 +8,11 @@ through the SDK) and hands the rest of the stream to the SDK once it is loaded. 
 client sees the agent ready in a fraction of a second; ``session/new`` waits for the
 import.  Any other first line is left to the SDK unchanged.
 
+Every line is checked before the SDK sees it (:class:`~plankit.acp.wire.LineTransport`):
+a malformed one gets a JSON-RPC error and the agent serves the next.  When the client
+closes stdin, the running turns are cancelled (their commands stopped) and allowed to
+write their reports before the agent exits.
+
 Only ACP messages go to stdout: the real stdout is kept for the protocol and file
 descriptor 1 is pointed at stderr, so a stray ``print`` (ours, a library's, a
 planner's) cannot corrupt the stream.  Logs go to stderr.
@@ -47,10 +52,16 @@ def load_planner(spec: str) -> Planner:
     return planner
 
 
+_FIRST_LINE_MAX = 1024 * 1024
+
+
 def _read_line(fd: int) -> tuple[bytes | None, bytes]:
-    """The first line of ``fd`` (None at end of input) and whatever came after it."""
+    """The first line of ``fd`` (None at end of input, or when it is longer than a
+    mebibyte: left to the SDK's reader) and whatever came after it."""
     buffer = b""
     while b"\n" not in buffer:
+        if len(buffer) > _FIRST_LINE_MAX:
+            return None, buffer
         chunk = os.read(fd, 65536)
         if not chunk:
             return (buffer or None), b""
@@ -66,12 +77,12 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def answer_initialize(line: bytes, out: int) -> tuple[bool, bool, bool] | None:
     """Answer ``line`` on ``out`` when it is an ``initialize`` request; the client's
-    capabilities, or None when it is anything else (left to the SDK)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or message.get("method") != "initialize":
+    capabilities, or None when it is anything else (left to the SDK, malformed lines
+    included: its reader answers those)."""
+    from plankit.jsonrpc import check_line
+
+    message = check_line(line).message
+    if message is None or message.get("method") != "initialize":
         return None
     if "id" not in message or not isinstance(message.get("params"), dict):
         return None
@@ -92,8 +103,10 @@ async def _streams(
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     import asyncio
 
+    from plankit.acp.wire import stream_reader
+
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    reader = stream_reader()
     if pending:
         reader.feed_data(pending)
     await loop.connect_read_pipe(
@@ -105,14 +118,21 @@ async def _streams(
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
+SETTLE_SECONDS = 30.0
+"""How long, after the client closed stdin, the agent waits for its cancelled turns to
+write their reports (stopping a command takes a few seconds at most)."""
+
+
 async def _run(agent: Any, protocol_out: int, pending: bytes) -> None:
     from typing import cast
 
     from acp import Agent, run_agent
+    from plankit.acp.wire import LineTransport
 
     reader, writer = await _streams(protocol_out, pending)
+    transport = LineTransport(reader, writer, on_eof=agent.disconnected, settle=SETTLE_SECONDS)
     try:
-        await run_agent(cast(Agent, agent), writer, reader)
+        await run_agent(cast(Agent, agent), transport)
     finally:
         agent.shutdown()
 
@@ -132,10 +152,10 @@ def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
     loader = threading.Thread(target=_preload, name="acp-import", daemon=True)
     loader.start()
     first, rest = _read_line(0)
-    if first is None:
+    if first is None and not rest:
         return
-    caps = answer_initialize(first, protocol_out)
-    pending = rest if caps is not None else first + rest
+    caps = answer_initialize(first, protocol_out) if first is not None else None
+    pending = rest if caps is not None else (first or b"") + rest
     loader.join()
     from plankit.acp.agent import TeddyAgent
     from plankit.acp.turn import ClientCaps

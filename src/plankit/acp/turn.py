@@ -10,6 +10,11 @@ For every action, in order: a ``tool_call`` (pending) → ``session/request_perm
 (unless an "always" answer for the action's type was given earlier in the session)
 → ``tool_call_update`` in_progress → execution → ``tool_call_update`` completed or
 failed; the whole plan is sent again whenever an entry's status changes.
+
+The client is not trusted to behave: a permission request it answers with an error
+(or garbage) counts as a rejection and stops the turn there (nothing else runs, the
+report says why); once it has left (``gone``), nothing more is sent to it and requests
+to it fail at once, so a turn cut short still ends and writes its report.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ T = TypeVar("T")
 
 CANCELLED = "cancelled by the user"
 REJECTED = "rejected by the user"
+NO_ANSWER = "rejected: the client answered the permission request with an error"
+HALTED = "not run: the permission request of an earlier action failed"
+GONE = "the client disconnected"
 AFTER_CHAT = "the turn ended with CHAT_WITH_USER; the reply comes with the next prompt"
 
 _MODELS = {
@@ -101,6 +109,16 @@ class SessionState:
     """Set by ``session/cancel`` while a prompt runs."""
     running: bool = False
     """Whether a prompt is running."""
+    created: bool = False
+    """Whether the TeDDy session exists on disk (its first prompt creates it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A permission request that got no usable answer."""
+
+    why: str
+    """What came back instead."""
 
 
 class ClientFiles:
@@ -123,7 +141,7 @@ class ClientFiles:
         from acp import RequestError
 
         try:
-            response = self.run.call(
+            response = self.run.ask(
                 self.run.conn.read_text_file(session_id=self.run.session_id, path=str(path))
             )
         except RequestError as exc:
@@ -141,7 +159,7 @@ class ClientFiles:
 
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.run.call(
+            self.run.ask(
                 self.run.conn.write_text_file(
                     session_id=self.run.session_id, path=str(path), content=text
                 )
@@ -174,6 +192,7 @@ class TurnRun:
         plan: Plan,
         caps: ClientCaps,
         label: str,
+        gone: asyncio.Event | None = None,
     ) -> None:
         self.conn = conn
         self.loop = loop
@@ -191,6 +210,8 @@ class TurnRun:
         self.terminals: set[int] = set()
         self.current: int | None = None
         self.chat_ended = False
+        self.halted: str | None = None
+        self.gone = gone or asyncio.Event()
         self.files = ClientFiles(self)
         self.runner = _Runner(self)
         self.cancel = state.cancel or asyncio.Event()
@@ -201,9 +222,35 @@ class TurnRun:
         """Run ``coro`` on the event loop and wait for its result (worker thread only)."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
+    def ask(self, coro: Coroutine[Any, Any, T]) -> T:
+        """:meth:`call` for a request to the client: ConnectionError at once when the
+        client is gone or leaves before answering."""
+        return self.call(self._unless_gone(coro))
+
+    async def _unless_gone(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self.gone.is_set():
+            coro.close()
+            raise ConnectionError(GONE)
+        task = asyncio.ensure_future(coro)
+        gone = asyncio.ensure_future(self.gone.wait())
+        try:
+            await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if not task.done():
+            task.cancel()
+            raise ConnectionError(GONE)
+        return task.result()
+
     def send(self, update: Mapping[str, Any]) -> None:
-        """Send one ``session/update``."""
-        self.call(send_update(self.conn, self.session_id, update))
+        """Send one ``session/update`` (nothing once the client is gone; a failed send
+        is logged, never the end of the turn)."""
+        if self.gone.is_set():
+            return
+        try:
+            self.call(send_update(self.conn, self.session_id, update))
+        except (ConnectionError, OSError) as exc:
+            log.warning("an update could not be sent: %s", exc)
 
     def send_plan(self) -> None:
         """Send the whole plan with every entry's current status."""
@@ -230,6 +277,9 @@ class TurnRun:
         if self.chat_ended:
             self._mark(index, "skipped", AFTER_CHAT)
             return AFTER_CHAT
+        if self.halted is not None:
+            self._mark(index, "skipped", self.halted)
+            return self.halted
         if isinstance(action, ChatWithUser):
             return None
         self._announce(index, action)
@@ -243,6 +293,9 @@ class TurnRun:
         if choice is None:
             self._refuse(index, CANCELLED, status="cancelled")
             return CANCELLED
+        if isinstance(choice, _Failed):
+            self.halted = HALTED
+            return self._refuse(index, f"{NO_ANSWER} ({choice.why})")
         if choice == tools.ALLOW_ALWAYS:
             self.state.remembered[action.type] = True
         elif choice == tools.REJECT_ALWAYS:
@@ -287,8 +340,9 @@ class TurnRun:
         except (EditFailed, PathRefused, OSError, UnicodeDecodeError):
             return None, None  # execution reports the problem
 
-    async def _ask(self, index: int, action: Action) -> str | None:
-        """The option the user picked, or None when the turn was cancelled."""
+    async def _ask(self, index: int, action: Action) -> str | _Failed | None:
+        """The option the user picked, None when the turn was cancelled, :class:`_Failed`
+        when the client answered with an error or something unreadable."""
         from acp.schema import PermissionOption, ToolCallUpdate
 
         request = asyncio.ensure_future(
@@ -312,7 +366,11 @@ class TurnRun:
         if cancelled:
             request.cancel()
             return None
-        outcome = request.result().outcome
+        try:
+            outcome = request.result().outcome
+        except Exception as exc:  # the client's error answer, or one the SDK cannot read
+            log.warning("permission request answered with an error: %s", exc)
+            return _Failed(str(exc) or type(exc).__name__)
         if outcome.outcome != "selected":
             return None
         option: str = outcome.option_id
@@ -370,9 +428,14 @@ class TurnRun:
             from acp import RequestError
 
             try:
-                return self.call(self._in_terminal(command, cwd, env, timeout, cap))
+                return self.ask(self._in_terminal(command, cwd, env, timeout, cap))
             except RequestError as exc:
                 raise OSError(f"the client's terminal failed: {exc}") from None
+            except ConnectionError:
+                if not self.cancelled:
+                    raise
+                # the client left with its terminal: the command is its to stop
+                return CommandResult(None, 0.0, "", GONE, False, True)
         return self.call(
             run_locally(command, cwd=cwd, env=env, timeout=timeout, cap=cap, cancel=self.cancel)
         )
