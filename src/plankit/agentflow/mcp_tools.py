@@ -166,5 +166,8 @@ def build_server(home: str | os.PathLike[str] | None = None) -> MCPServer[Any]:
 
 
 def serve(home: str | os.PathLike[str] | None = None) -> None:
-    """Serve the agentflow tools over stdio until the client disconnects."""
-    build_server(home).run("stdio")
+    """Serve the agentflow tools over stdio until the client disconnects, answering
+    every malformed line (:mod:`plankit.mcp.stdio`)."""
+    from plankit.mcp.stdio import run_stdio
+
+    run_stdio(build_server(home))

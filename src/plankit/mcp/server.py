@@ -87,5 +87,8 @@ def build_server(factory: Callable[[], PlanManager], *, agentflow: bool = True) 
 
 
 def run_stdio(server: MCPServer[Any]) -> None:
-    """Serve over standard input and output until the client disconnects."""
-    server.run("stdio")
+    """Serve over standard input and output until the client disconnects, answering
+    every malformed line (:mod:`plankit.mcp.stdio`)."""
+    from plankit.mcp.stdio import run_stdio as serve
+
+    serve(server)

@@ -1,0 +1,160 @@
+"""plankit's MCP servers on stdio, answering every malformed line.
+
+The MCP SDK's stdio transport drops a line it cannot read (not JSON, an array, a
+``null``, an object id, string params …) without a word, so the client waits forever.
+Here each line is checked first (:func:`plankit.jsonrpc.check_line`, then the SDK's
+own message model): a bad one is answered with a JSON-RPC error (``id: null`` when no
+usable id can be read) and skipped, and the server goes on serving.  A line longer
+than :data:`~plankit.jsonrpc.MAX_LINE_BYTES` is skipped unread.
+
+While serving, file descriptor 0 reads the null device and 1 writes to stderr, so a
+tool, a library or a child process cannot read the protocol's input or corrupt its
+output; the protocol keeps private duplicates of both.  ``plankit mcp`` and
+``agentctl mcp`` both serve through :func:`run_stdio`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+from plankit.jsonrpc import (
+    INVALID_REQUEST,
+    MAX_LINE_BYTES,
+    Checked,
+    check_line,
+    encode,
+    error_reply,
+    too_long,
+)
+
+if TYPE_CHECKING:
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+class _Output:
+    """The protocol's stdout: whole lines, one writer at a time."""
+
+    def __init__(self, fd: int) -> None:
+        import anyio
+
+        self.fd = fd
+        self.lock = anyio.Lock()
+
+    async def write(self, text: str) -> int:
+        import anyio
+
+        async with self.lock:
+            await anyio.to_thread.run_sync(_write_all, self.fd, text.encode("utf-8"))
+        return len(text)
+
+    async def flush(self) -> None:
+        pass
+
+
+def _sdk_check(message: dict[str, Any]) -> Checked:
+    """What the SDK's message model says of a message that passed the generic check."""
+    import mcp_types
+    from pydantic import ValidationError
+
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError as exc:
+        ident = message.get("id")
+        if "method" not in message:  # a response we cannot read: the request fails
+            why = f"the peer's answer is not an MCP message ({exc.error_count()} problems)"
+            return Checked(message=error_reply(ident, -32603, why))
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][1:]) or "the message"
+        why = f"not an MCP message: {where}: {first['msg']}"
+        return Checked(reply=error_reply(ident, INVALID_REQUEST, why))
+    return Checked(message=message)
+
+
+class _CheckedLines:
+    """The protocol's stdin as the SDK reads it: an async iterator of good lines; bad
+    ones are answered on ``out`` and skipped."""
+
+    def __init__(self, fd: int, out: _Output) -> None:
+        self.file: BinaryIO = os.fdopen(fd, "rb", closefd=False)
+        self.out = out
+
+    def __aiter__(self) -> _CheckedLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        while True:
+            line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+            if line is None:
+                raise StopAsyncIteration
+            if not isinstance(line, bytes):  # longer than the limit
+                await self._answer(too_long())
+                continue
+            checked = check_line(line, object_results=True)
+            if checked.message is not None and checked.reply is None:
+                checked = _sdk_check(checked.message)
+            if checked.reply is not None:
+                await self._answer(checked.reply)
+                continue
+            if checked.message is not None:
+                return json.dumps(checked.message)
+
+    async def _answer(self, reply: dict[str, Any]) -> None:
+        await self.out.write(encode(reply).decode("utf-8"))
+
+    def _read(self) -> bytes | object | None:
+        line = self.file.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return None
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (more := self.file.readline(65536)) and not more.endswith(b"\n"):
+                pass
+            return _LONG
+        return line
+
+
+_LONG = object()
+
+
+def _claim_stdio() -> tuple[int, int]:
+    """Private duplicates of fds 0 and 1 for the protocol; 0 then reads the null device
+    and 1 writes to stderr."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+async def serve_stdio(server: MCPServer[Any], wire_in: int, wire_out: int) -> None:
+    """Serve ``server`` on the two file descriptors until the input ends."""
+    from mcp.server.stdio import stdio_server
+
+    out = _Output(wire_out)
+    lines = _CheckedLines(wire_in, out)
+    stdin = cast("anyio.AsyncFile[str]", lines)
+    stdout = cast("anyio.AsyncFile[str]", out)
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        # MCPServer.run_stdio_async, with our streams (it has no parameter for them)
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def run_stdio(server: MCPServer[Any]) -> None:
+    """Serve over standard input and output until the client disconnects."""
+    import anyio
+
+    wire_in, wire_out = _claim_stdio()
+    anyio.run(serve_stdio, server, wire_in, wire_out)
