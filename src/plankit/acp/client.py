@@ -7,10 +7,15 @@ the turn ends.  Permission requests are answered by the policy: ``approve`` pick
 "allow once" option, ``deny`` the "reject once" one, ``ask`` asks at the terminal
 (and denies when there is none).
 
+The agent runs in a session of its own, so a terminal's Ctrl-C reaches only the
+client: the first one sends ``session/cancel`` (the agent stops its work and records
+the turn), a second one stops the agent (SIGTERM to its process group, SIGKILL at the
+third).  Every line the agent sends is checked (:class:`~plankit.acp.wire.LineTransport`),
+and everything it says is shown literally (:mod:`.display`).
+
 Exit status (as acpx's): 0 the turn ended normally; 1 an error (the agent failed to
 start or answered an error, or stopped with ``refusal``, ``max_tokens`` or
-``max_turn_requests``); 5 a permission was denied; 130 cancelled (Ctrl-C sends
-``session/cancel``; a second Ctrl-C stops the agent).
+``max_turn_requests``); 5 a permission was denied; 130 cancelled.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, TypeAlias, cast
@@ -35,6 +42,10 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_DENIED = 5
 EXIT_CANCELLED = 130
+
+AGENT_EXIT_WAIT = 10.0
+"""Seconds the agent is given to exit once its stdin is closed, before SIGTERM (and as
+long again before SIGKILL)."""
 
 
 def _dump(model: Any) -> dict[str, Any]:
@@ -210,6 +221,77 @@ def _stop_code(reason: str, denied: int) -> int:
     return EXIT_DENIED if denied else EXIT_OK
 
 
+def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    """Send ``sig`` to the agent's process group (it leads a session of its own)."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+
+
+@asynccontextmanager
+async def agent_process(
+    client: Any, command: list[str], *, cwd: Path, observers: list[Any]
+) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process]]:
+    """Start the agent in a new session and connect to it over its stdio; on the way
+    out, close its stdin and give it :data:`AGENT_EXIT_WAIT` seconds to finish."""
+    from acp import connect_to_agent
+    from plankit.acp.wire import LineTransport
+    from plankit.jsonrpc import MAX_LINE_BYTES
+
+    program = shutil.which(command[0]) or command[0]
+    process = await asyncio.create_subprocess_exec(
+        program,
+        *command[1:],
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=None,
+        env=dict(os.environ),
+        cwd=cwd,
+        start_new_session=True,
+        limit=MAX_LINE_BYTES,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    transport = LineTransport(process.stdout, process.stdin)
+    conn = connect_to_agent(client, transport, observers=observers)
+    try:
+        yield conn, process
+    finally:
+        await conn.close()
+        with contextlib.suppress(OSError, RuntimeError):
+            process.stdin.close()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                _signal_group(process, sig)
+            try:
+                await asyncio.wait_for(process.wait(), AGENT_EXIT_WAIT)
+                break
+            except TimeoutError:
+                continue
+
+
+class Interrupts:
+    """What Ctrl-C does: cancel the turn, then stop the agent."""
+
+    def __init__(self, view: View, process: asyncio.subprocess.Process) -> None:
+        self.view = view
+        self.process = process
+        self.count = 0
+        self.cancel: Callable[[], Any] | None = None
+        """Sends ``session/cancel`` once a prompt runs."""
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def __call__(self) -> None:
+        self.count += 1
+        if self.count == 1 and self.cancel is not None:
+            self.view.note("cancelling… (Ctrl-C again to stop the agent)")
+            task = asyncio.ensure_future(self.cancel())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        self.view.note("stopping the agent…")
+        _signal_group(self.process, signal.SIGTERM if self.count <= 2 else signal.SIGKILL)
+
+
 async def run_prompt(
     command: list[str],
     prompt: str,
@@ -222,56 +304,41 @@ async def run_prompt(
     """Run one prompt against the agent ``command``; the exit status."""
     from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
-    from acp import Client, RequestError, spawn_agent_process, text_block
+    from acp import Client, RequestError, text_block
     from plankit.acp.contract import version
 
-    program = shutil.which(command[0]) or command[0]
     client = PlanClient(view, policy, cwd)
     observers = [transcript] if transcript is not None else []
     loop = asyncio.get_running_loop()
-    interrupts = 0
-    pending: set[asyncio.Task[None]] = set()
+    interrupts: Interrupts | None = None
     try:
-        async with spawn_agent_process(
-            cast(Client, client),
-            program,
-            *command[1:],
-            env=dict(os.environ),
-            cwd=cwd,
-            transport_kwargs={"stderr": None},
-            observers=observers,
-        ) as (conn, process):
-            init = await conn.initialize(
-                protocol_version=1,
-                client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                    terminal=True,
-                ),
-                client_info=Implementation(
-                    name="plankit", title="plankit acp run", version=version()
-                ),
-            )
-            if init.protocol_version != 1:
-                view.note(f"the agent speaks ACP version {init.protocol_version}, not 1")
-                return EXIT_ERROR
-            session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
-
-            def interrupted() -> None:
-                nonlocal interrupts
-                interrupts += 1
-                if interrupts == 1:
-                    view.note("cancelling… (Ctrl-C again to stop the agent)")
-                    pending.add(loop.create_task(conn.cancel(session_id=session.session_id)))
-                else:
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-
+        async with agent_process(cast(Client, client), command, cwd=cwd, observers=observers) as (
+            conn,
+            process,
+        ):
+            interrupts = Interrupts(view, process)
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, interrupted)
+                loop.add_signal_handler(signal.SIGINT, interrupts)
             try:
-                response = await conn.prompt(
-                    session_id=session.session_id, prompt=[text_block(prompt)]
+                init = await conn.initialize(
+                    protocol_version=1,
+                    client_capabilities=ClientCapabilities(
+                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                        terminal=True,
+                    ),
+                    client_info=Implementation(
+                        name="plankit", title="plankit acp run", version=version()
+                    ),
                 )
+                if init.protocol_version != 1:
+                    view.note(f"the agent speaks ACP version {init.protocol_version}, not 1")
+                    return EXIT_ERROR
+                session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
+                session_id = session.session_id
+                interrupts.cancel = lambda: conn.cancel(session_id=session_id)
+                if interrupts.count:  # Ctrl-C while the session was being opened
+                    return EXIT_CANCELLED
+                response = await conn.prompt(session_id=session_id, prompt=[text_block(prompt)])
             finally:
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signal.SIGINT)
@@ -281,12 +348,15 @@ async def run_prompt(
     except FileNotFoundError:
         view.note(f"plankit: cannot run the agent: '{command[0]}' not found")
         return EXIT_ERROR
+    except PermissionError:
+        view.note(f"plankit: cannot run the agent: '{command[0]}' is not executable")
+        return EXIT_ERROR
     except RequestError as exc:
         view.note(f"plankit: the agent answered an error: {exc}")
         return EXIT_ERROR
     except ConnectionError:
         view.note("plankit: the agent closed the connection")
-        return EXIT_CANCELLED if interrupts else EXIT_ERROR
+        return EXIT_CANCELLED if interrupts is not None and interrupts.count else EXIT_ERROR
     finally:
         view.close()
 

@@ -11,10 +11,17 @@ or removed by the last update.  Two views show it:
   scroll above it; permission questions are asked below it.
 - :class:`LineView` (anything else): the same information as plain lines, one block
   per change, for logs and tests.
+
+Whatever the agent sends is shown literally: rich never interprets it as markup
+(``[bold]``, ``[/]`` are printed as written), and control characters that could
+move the cursor, rewrite the terminal's title or reorder text (escape sequences,
+carriage returns, bidirectional overrides) are shown as ``\x1b``-style escapes
+(:func:`literal`).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
@@ -45,6 +52,14 @@ STYLES = {
     "blocked": "yellow",
 }
 TOOL_ICONS = {"pending": "…", "in_progress": "▶", "completed": "✓", "failed": "✗"}
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def literal(text: object) -> str:
+    """``text`` as a string safe to show on a terminal: every control character but
+    newline and tab (and every bidirectional override) as a visible escape."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
 
 
 @dataclass(slots=True)
@@ -120,7 +135,7 @@ class PlanState:
         entries: list[ShownEntry] = []
         for wire in update.get("entries") or ():
             ident, status = entry_of(wire)
-            content = str(wire.get("content", ""))
+            content = literal(wire.get("content", ""))
             key = ident if ident is not None else content
             entries.append(ShownEntry(content, status, str(wire.get("priority", "")), key))
         keys = {e.key for e in entries}
@@ -131,17 +146,17 @@ class PlanState:
         meta = update.get("_meta")
         ours = meta.get("plankit") if isinstance(meta, dict) else None
         if isinstance(ours, dict) and isinstance(ours.get("title"), str):
-            self.title = ours["title"]
+            self.title = literal(ours["title"])
 
     def _tool(self, update: dict[str, Any]) -> None:
-        ident = str(update.get("toolCallId", ""))
+        ident = literal(update.get("toolCallId", ""))
         tool = self.tools.setdefault(ident, ShownTool(ident))
         if update.get("title"):
-            tool.title = str(update["title"])
+            tool.title = literal(update["title"])
         if update.get("kind"):
-            tool.kind = str(update["kind"])
+            tool.kind = literal(update["kind"])
         if update.get("status"):
-            tool.status = str(update["status"])
+            tool.status = literal(update["status"])
         if update.get("content"):
             tool.content = list(update["content"])
         for item in update.get("content") or ():
@@ -149,9 +164,10 @@ class PlanState:
                 old, new = item.get("oldText"), str(item.get("newText", ""))
                 what = "new file" if old is None else "edit"
                 count = new.count("\n")
-                tool.detail = f"{what} {item.get('path')} ({count} line{'s' * (count != 1)})"
+                path = literal(item.get("path"))
+                tool.detail = f"{what} {path} ({count} line{'s' * (count != 1)})"
             elif item.get("type") == "terminal":
-                tool.detail = f"terminal {item.get('terminalId')}"
+                tool.detail = f"terminal {literal(item.get('terminalId'))}"
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -166,7 +182,7 @@ class PlanState:
 
 def with_known(state: PlanState, tool_call: dict[str, Any]) -> dict[str, Any]:
     """A permission request's tool call completed with what its ``tool_call`` said."""
-    known = state.tools.get(str(tool_call.get("toolCallId")))
+    known = state.tools.get(literal(tool_call.get("toolCallId")))
     if known is None:
         return tool_call
     base = {"title": known.title, "kind": known.kind, "content": known.content}
@@ -195,7 +211,7 @@ def tool_summary(tool_call: dict[str, Any]) -> list[str]:
             text = item.get("content", {}).get("text")
             if text:
                 lines += [f"  {line}" for line in str(text).splitlines()[:10]]
-    return lines
+    return [literal(line) for line in lines]
 
 
 def progress_bar(done: int, total: int, width: int = 30) -> str:
@@ -235,7 +251,7 @@ def read_choice(options: list[dict[str, Any]], prompt_out: TextIO, prompt_in: Te
     for number, option in enumerate(options, 1):
         letter = letters.get(str(option.get("kind")), "")
         hint = f" [{letter}]" if letter else ""
-        prompt_out.write(f"  {number}) {option.get('name')}{hint}\n")
+        prompt_out.write(f"  {number}) {literal(option.get('name'))}{hint}\n")
     while True:
         prompt_out.write("  choice: ")
         prompt_out.flush()
@@ -292,7 +308,7 @@ class LineView:
             if content.get("type") == "text":
                 if not self._message_open:
                     self.out.write("[agent] ")
-                self.out.write(str(content.get("text", "")))
+                self.out.write(literal(content.get("text", "")))
                 self._message_open = True
                 self.out.flush()
 
@@ -312,8 +328,8 @@ class LineView:
         return "\n".join(lines)
 
     def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
-        name = tool_call.get("title") or tool_call.get("toolCallId")
-        self._print(f"[permission] {name}: {choice} ({how})")
+        name = literal(tool_call.get("title") or tool_call.get("toolCallId"))
+        self._print(f"[permission] {name}: {literal(choice)} ({how})")
 
     def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
         tty = _open_tty()
@@ -327,7 +343,7 @@ class LineView:
             return read_choice(options, tty_out, tty_in)
 
     def note(self, text: str) -> None:
-        self._print(text)
+        self._print(literal(text))
 
     def close(self) -> None:
         if self._message_open:
@@ -386,7 +402,7 @@ class LiveView:
                     Text(f"{tool.kind} · {tool.status}", style="dim"),
                 )
             parts.append(Panel(grid, title="tool calls", title_align="left", border_style="dim"))
-        title = self.state.title or "Plan"
+        title = Text(self.state.title or "Plan")  # a str title would be read as markup
         return Panel(Group(*parts), title=title, title_align="left", border_style="blue")
 
     def _refresh(self) -> None:
@@ -402,16 +418,19 @@ class LiveView:
         if kind == "agent_message_chunk":
             content = update.get("content") or {}
             if content.get("type") == "text":
-                self._message.append(str(content.get("text", "")))
+                self._message.append(literal(content.get("text", "")))
             return
         self._flush_message()
         if kind in ("plan", "tool_call", "tool_call_update"):
             self._refresh()
 
     def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
+        from rich.text import Text
+
         self._flush_message()
-        name = tool_call.get("title") or tool_call.get("toolCallId")
-        self.live.console.print(f"[dim]permission[/dim] {name}: {choice} ({how})", highlight=False)
+        name = literal(tool_call.get("title") or tool_call.get("toolCallId"))
+        line = Text.assemble(("permission", "dim"), f" {name}: {literal(choice)} ({how})")
+        self.live.console.print(line, highlight=False)
 
     def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
         self._flush_message()
@@ -432,7 +451,7 @@ class LiveView:
 
     def note(self, text: str) -> None:
         self._flush_message()
-        self.live.console.print(text, markup=False, highlight=False)
+        self.live.console.print(literal(text), markup=False, highlight=False)
 
     def close(self) -> None:
         self._flush_message()
