@@ -4,7 +4,10 @@ The tree is built from parser events, never by a YAML constructor, so nothing in
 text can make Python objects: a tag (``!!python/object:os.system``), an anchor or an
 alias is refused at the first event that carries it, which also stops alias bombs
 ("billion laughs") before any expansion.  Nesting deeper than a limit is refused
-without recursion.  Every error carries a line of the file.
+without recursion, and flow collections (``[[[…``) are measured before the parser
+runs (:func:`plankit.yamllimits.check_flow_nesting`: ruamel.yaml's scanner slows down
+quadratically inside them); neither limit exceeds plankit's YAML limits
+(:mod:`plankit.yamllimits`).  Every error carries a line of the file.
 """
 
 from __future__ import annotations
@@ -12,6 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plankit.agentflow.yamltree import FrontMatterError, Map, Node, Scalar, Seq, plain_value
+from plankit.yamllimits import (
+    MAX_YAML_BYTES,
+    MAX_YAML_DEPTH,
+    YamlLimitError,
+    check_flow_nesting,
+    check_size,
+)
 
 
 @dataclass(slots=True)
@@ -36,6 +46,18 @@ def parse_events(yaml: str, first_line: int, max_depth: int) -> Node:
     from ruamel.yaml import events as ev
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    max_depth = min(max_depth, MAX_YAML_DEPTH)
+    try:
+        check_size(yaml, MAX_YAML_BYTES)
+    except YamlLimitError as exc:
+        raise FrontMatterError(f"front matter is {exc.message}", first_line) from None
+    try:
+        check_flow_nesting(yaml, max_depth)
+    except YamlLimitError as exc:
+        raise FrontMatterError(
+            f"front matter is nested more than {max_depth} levels deep",
+            first_line + exc.line - 1,
+        ) from None
     stack: list[_Frame] = []
     root: Node | None = None
     documents = 0

@@ -1,8 +1,10 @@
 """Small YAML files of the workspace (``memos.yaml``, ``meta.yaml``, ``config.yaml``).
 
 ruamel.yaml in round-trip mode: duplicate keys are rejected, comments survive an
-update, and no tag can build a Python object.  Imported only by the commands that
-read these files.
+update, and no tag can build a Python object.  Size and nesting are held to plankit's
+YAML limits (:mod:`plankit.yamllimits`) before the parser sees the text, so a file
+nested ten thousand levels deep is a one-line error at once, not a ``RecursionError``
+after many seconds.  Imported only by the commands that read these files.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 
 from plankit.errors import InputError
 from plankit.textio import read_text, write_text_atomic
+from plankit.yamllimits import MAX_YAML_BYTES, MAX_YAML_DEPTH, YamlLimitError, check_nesting
 
-MAX_YAML_BYTES = 1024 * 1024
+__all__ = ["MAX_YAML_BYTES", "dump_yaml", "load_yaml"]
 
 
 def _yaml() -> Any:
@@ -37,7 +40,16 @@ def load_yaml(path: Path, *, default: Any) -> Any:
     from ruamel.yaml.error import YAMLError
 
     try:
+        check_nesting(text)
         data = _yaml().load(text)
+    except YamlLimitError as exc:
+        raise InputError(exc.message, code="yaml-limit", path=str(path), line=exc.line) from None
+    except RecursionError:  # pragma: no cover - check_nesting refuses such files first
+        raise InputError(
+            f"nested more than {MAX_YAML_DEPTH} levels deep; flatten the structure",
+            code="yaml-limit",
+            path=str(path),
+        ) from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
