@@ -41,19 +41,25 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class _Output:
-    """The protocol's stdout: whole lines, one writer at a time."""
+    """The protocol's stdout: whole lines, one writer at a time; once the client has
+    stopped reading, what is written is dropped (the server ends with its input)."""
 
     def __init__(self, fd: int) -> None:
         import anyio
 
         self.fd = fd
         self.lock = anyio.Lock()
+        self.closed = False
 
     async def write(self, text: str) -> int:
         import anyio
 
         async with self.lock:
-            await anyio.to_thread.run_sync(_write_all, self.fd, text.encode("utf-8"))
+            if not self.closed:
+                try:
+                    await anyio.to_thread.run_sync(_write_all, self.fd, text.encode("utf-8"))
+                except (BrokenPipeError, ConnectionResetError):
+                    self.closed = True
         return len(text)
 
     async def flush(self) -> None:
