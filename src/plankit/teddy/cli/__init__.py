@@ -7,7 +7,8 @@ Heavy modules are imported inside the commands that need them.
 
 The commands live by theme: :mod:`.format_cmds` (parse, preprocess),
 :mod:`.session_cmds` (new, context, get-prompt), :mod:`.planning_cmds` (plan, resume),
-:mod:`.execute_cmds` (execute, acp); :mod:`.common` holds what they share.
+:mod:`.run_cmds` (run), :mod:`.execute_cmds` (execute, acp); :mod:`.common` holds what
+they share.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from plankit.cliutil import run
 from plankit.teddy.cli.execute_cmds import acp_command, execute
 from plankit.teddy.cli.format_cmds import parse, preprocess
 from plankit.teddy.cli.planning_cmds import plan_command, resume
+from plankit.teddy.cli.run_cmds import run_command
 from plankit.teddy.cli.session_cmds import context, get_prompt_command, new
 
 
@@ -41,6 +43,7 @@ for _command in (
     acp_command,
     plan_command,
     resume,
+    run_command,
     get_prompt_command,
 ):
     cli.add_command(_command)

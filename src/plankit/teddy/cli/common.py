@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
 SESSION_HELP = "The session (default: the current one)."
 JSON_HELP = "Print the result as one JSON object on standard output."
+EXIT_QUIT = 5
+"""The person quit at the approval prompt: nothing ran (``teddy execute``, ``run``)."""
 
 
 def fail(message: str, code: int = EXIT_INVALID) -> NoReturn:

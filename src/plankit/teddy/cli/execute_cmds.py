@@ -10,7 +10,7 @@ import click
 
 from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID
 from plankit.errors import diagnostics_json
-from plankit.teddy.cli.common import JSON_HELP, SESSION_HELP, echo_json, fail
+from plankit.teddy.cli.common import EXIT_QUIT, JSON_HELP, SESSION_HELP, echo_json, fail
 
 if TYPE_CHECKING:
     from plankit.acp.contract import Planner as AcpPlanner
@@ -63,8 +63,9 @@ def execute(
     """
     from plankit.errors import InputError
     from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
-    from plankit.teddy.run.actions import Runtime
+    from plankit.teddy.run.actions import Progress, Runtime
     from plankit.teddy.run.approval import Approver, AutoApprover, ChatResponder
+    from plankit.teddy.run.events import Both, EventProgress, json_lines
     from plankit.teddy.run.execute import execute_plan
     from plankit.teddy.run.progress import live_progress
     from plankit.teddy.run.report import Status
@@ -73,12 +74,14 @@ def execute(
 
     root = find_root() or Path.cwd()
     progress = live_progress()  # rich on a terminal, plain lines otherwise (stderr)
+    shown = sys.stderr if as_json else sys.stdout  # with --json, stdout carries only events
+    follow: Progress = Both(progress, EventProgress(json_lines())) if as_json else progress
     try:
         config = load_config(root)
         approver: Approver = (
             AutoApprover() if yes else ConsoleApprover(config.preview_command, root=root)
         )
-        chat: ChatResponder = ShowOnly() if yes else ConsoleChat()
+        chat: ChatResponder = ShowOnly(shown) if yes else ConsoleChat(stdout=shown)
         turn, outcome = execute_plan(
             root,
             Path(plan) if plan is not None else None,
@@ -86,19 +89,20 @@ def execute(
             approver=progress.watch(approver),
             chat=chat,
             config=config,
-            runtime=Runtime(root, config, chat, progress=progress),
+            runtime=Runtime(root, config, chat, progress=follow),
         )
     except InputError as exc:
         fail(str(exc))
     finally:
         progress.close()
     if as_json:
-        echo_json(outcome_json(turn, outcome, plan or (turn.rel("plan.md") if turn else "")))
+        shape = outcome_json(turn, outcome, plan or (turn.rel("plan.md") if turn else ""))
+        echo_json({"event": "turn_finished", **shape})
     if outcome.recovered:
         click.echo(f"teddy: {outcome.message}; no plan was run now", err=True)
     if outcome.status is None:
         click.echo(f"teddy: {outcome.message}", err=True)
-        sys.exit(EXIT_INVALID if outcome.refused else 0)
+        sys.exit(EXIT_INVALID if outcome.refused else EXIT_QUIT)
     if turn is None and outcome.report is not None:
         if not as_json:
             click.echo(outcome.report, nl=False)

@@ -176,25 +176,27 @@ def correct_failed_plan(
     retry: Retry | None = None,
     stdin: TextIO | None = None,
     err: TextIO | None = None,
+    planner: Planner | None = None,
 ) -> Correction:
-    """After ``failed``'s plan failed validation (``outcome``): re-plan it with the planner
-    :func:`choose_replanner` picks, or, with none, write the feedback into the next
-    turn's ``message.md``.  ``on_start(planner name, max attempts)`` is called before the
-    loop starts; ``on_planned`` after each plan."""
+    """After ``failed``'s plan failed validation (``outcome``): re-plan it with
+    ``planner``, else the planner :func:`choose_replanner` picks, or, with none, write
+    the feedback into the next turn's ``message.md``.  ``on_start(planner name, max
+    attempts)`` is called before the loop starts; ``on_planned`` after each plan."""
     from plankit.teddy.run.validate import describe
 
     if not outcome.validation or outcome.next_turn is None:
         raise ValueError("correct_failed_plan() needs a validation failure in a session")
-    planner = choose_replanner(
-        failed,
-        model=model,
-        manual=manual,
-        config=config,
-        interactive=interactive,
-        retry=retry,
-        stdin=stdin,
-        err=err,
-    )
+    if planner is None:
+        planner = choose_replanner(
+            failed,
+            model=model,
+            manual=manual,
+            config=config,
+            interactive=interactive,
+            retry=retry,
+            stdin=stdin,
+            err=err,
+        )
     if planner is None:
         faulty = failed.plan_path.read_text(encoding="utf-8", errors="replace")
         target = outcome.next_turn.file(MESSAGE_FILE)

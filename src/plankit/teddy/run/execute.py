@@ -36,6 +36,7 @@ from plankit.teddy.run.approval import (
     ChatResponder,
     Decision,
 )
+from plankit.teddy.run.checkpoint import TurnCheckpoint
 from plankit.teddy.run.journal import Journal
 from plankit.teddy.run.outcome import ExecuteError, Outcome, load_plan, now
 from plankit.teddy.run.recovery import finish_from_journal
@@ -55,8 +56,10 @@ def _run(
     runtime: Runtime,
     plan_file: Path | None,
     journal: Journal | None = None,
+    checkpoint: TurnCheckpoint | None = None,
 ) -> tuple[list[ActionResult], tuple[MemoResult, ...], Decision, bool, str]:
-    """Approval and execution, told to the ``journal`` (in a session) as it goes.
+    """Approval and execution, told to the ``journal`` (in a session) as it goes; the
+    ``checkpoint`` is taken before anything has an effect and sealed after the actions.
 
     Returns the results, the memo results, the decision, a flag (interrupted; or, when
     the decision is QUIT, whether approval was impossible) and a message.
@@ -70,6 +73,8 @@ def _run(
     if decision is Decision.QUIT:
         return [], (), decision, False, "quit: nothing was executed"
     actions = approval.actions if approval.actions is not None else plan.actions
+    if checkpoint is not None and decision is not Decision.SKIP:
+        checkpoint.take(actions, memos=bool(plan.memos))
     if journal is not None:
         journal.begin(render_plan(replace(plan, actions=tuple(actions))), str(decision))
     if decision is Decision.SKIP:
@@ -117,6 +122,8 @@ def _run(
         if journal is not None:
             journal.finish(index, result)
         results.append(result)
+    if checkpoint is not None:
+        checkpoint.seal()
     return results, tuple(memo_results), decision, interrupted, ""
 
 
@@ -240,14 +247,12 @@ def _execute_locked(
     root = turn.session.root
     start = now()
     plan, issues, _ = load_plan(turn.plan_path)
-    meta = turn.meta()
     if plan is not None:
         ws = Workspace(
             root=root,
             turn_context=tuple(read_context(turn.context_path)),
             memos=tuple(load_memos(root)),
             known_agents=tuple(known_agents(root)),
-            has_caller=meta.caller_turn_id is not None,
             config=config,
         )
         issues = validate_plan(plan, ws)
@@ -265,11 +270,12 @@ def _execute_locked(
             return Outcome(report.status, text, next_turn, validation=tuple(issues))
         assert plan is not None
         rt = runtime or Runtime(root, config, chat)
+        checkpoint = TurnCheckpoint(turn, enabled=config.execute_checkpoint)
         try:
-            run = _run(plan, approver, rt, turn.plan_path, journal)
+            run = _run(plan, approver, rt, turn.plan_path, journal, checkpoint)
             if run[2] is Decision.QUIT:
                 return Outcome(None, None, None, run[4], refused=run[3])
-            report = _run_report(plan, run, plan_rel, start)
+            report = _run_report(plan, run, plan_rel, start, checkpoint.notes)
             text = render_report(report)
             write_text_atomic(turn.report_path, text)
             journal.reported()
@@ -308,7 +314,6 @@ def execute_stateless(
                 root=root,
                 memos=tuple(load_memos(root)),
                 known_agents=None,
-                has_caller=None,
                 config=config,
             ),
         )

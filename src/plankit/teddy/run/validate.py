@@ -9,13 +9,16 @@ Checks, against the plan and the workspace as it is:
   ``protected_paths.read`` one (:mod:`plankit.teddy.run.protect`: ``.git`` and
   ``.teddy`` by default);
 - CREATE: the file does not exist yet;
-- EDIT: the file exists, is in the turn's context (or was created earlier in the same
-  plan), and its FIND blocks apply in order, each matching once (see
-  :mod:`plankit.teddy.run.edits`), with a REPLACE different from its FIND;
+- EDIT: the file exists, is in the assembled context (the turn's ``turn.context``, the
+  session's ``session.context`` or ``.teddy/global.context``: input.md shows all three)
+  or was created earlier in the same plan, and its FIND blocks apply in order, each
+  matching once (see :mod:`plankit.teddy.run.edits`), with a REPLACE different from its
+  FIND;
 - PRUNE: the resource is in the turn's context;
 - EXECUTE: ``cwd`` is a directory inside the root that exists (or that a CREATE earlier
   in the plan makes);
-- INVOKE: the agent has a prompt; CONCLUDE: there is a caller to return to.
+- INVOKE: the agent has a prompt.  (A CONCLUDE in a turn nobody invoked is valid: it
+  says the work is done, and ``teddy run`` stops there.)
 
 Context checks are skipped in stateless mode (a plan run outside a session).
 Files created or edited earlier in the plan are seen by later actions.
@@ -26,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plankit.errors import Diagnostic
 from plankit.teddy.format.model import (
@@ -44,7 +48,10 @@ from plankit.teddy.run.edits import EditFailed, edit_file_text
 from plankit.teddy.run.protect import check_protected
 from plankit.teddy.session.config import Config, load_config
 from plankit.teddy.session.memos import check_memos
-from plankit.workspace import PathRefused, resolve, shorten
+from plankit.workspace import PathRefused, components, resolve, shorten
+
+if TYPE_CHECKING:
+    from plankit.teddy.session.layout import Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +81,14 @@ class Workspace:
     """The project root."""
     turn_context: tuple[str, ...] | None = None
     """The turn's context entries; None in stateless mode (context checks skipped)."""
+    shared_context: tuple[str, ...] = ()
+    """The entries of ``session.context`` and ``.teddy/global.context``: input.md shows
+    them too, so an EDIT may target them (a PRUNE may not: it only removes from
+    ``turn.context``)."""
     memos: tuple[str, ...] = ()
     """The memos now in memos.yaml."""
     known_agents: tuple[str, ...] | None = None
     """Agents INVOKE may name; None to skip the check."""
-    has_caller: bool | None = None
-    """Whether this turn was invoked (so CONCLUDE can return); None to skip."""
     config: Config | None = None
     """The settings (``protected_paths``); None to read the root's config.yaml."""
 
@@ -104,6 +113,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
     context = (
         {entry.strip("/") for entry in ws.turn_context} if ws.turn_context is not None else None
     )
+    shown = None if context is None else context | {e.strip("/") for e in ws.shared_context}
     created: set[str] = set()
     agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
     config = ws.config or load_config(ws.root)
@@ -149,7 +159,11 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                     if text is None:
                         fail("the file cannot be read as UTF-8 text", path, code="file-not-text")
                         continue
-                if context is not None and path not in context and path not in created:
+                if (
+                    shown is not None
+                    and "/".join(components(path)) not in shown
+                    and path not in created
+                ):
                     fail(
                         "the file is not in the turn's context; READ it first so that the "
                         "FIND blocks are written against its real content",
@@ -190,12 +204,6 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                     fail(f"unknown agent '{agent}'; known agents: {known}", code="unknown-agent")
                 _check_handoff(handoff, inside)
             case Conclude(handoff_resources=handoff):
-                if ws.has_caller is False:
-                    fail(
-                        "this turn was not started by an INVOKE, so there is no caller to "
-                        "return to",
-                        code="no-caller",
-                    )
                 _check_handoff(handoff, inside)
     return issues
 
@@ -204,6 +212,27 @@ def _check_handoff(handoff: Sequence[str], inside: Callable[..., Path | None]) -
     for target in handoff:
         if not target.lower().startswith(("http://", "https://")):
             inside(target, read=True)  # handed-off files enter the next turn's context
+
+
+def turn_workspace(turn: Turn, config: Config) -> Workspace:
+    """What a session turn's plan is validated against: its context (turn, session and
+    global), the memos, the agents, the settings.  ``teddy execute`` and ``teddy execute
+    --check`` both use it, so they judge a plan alike."""
+    from plankit.teddy.context.files import read_context_file
+    from plankit.teddy.session.memos import load_memos
+    from plankit.teddy.session.prompts import known_agents
+
+    root = turn.session.root
+    shared = read_context_file(turn.session.context_path)
+    shared += read_context_file(root / ".teddy" / "global.context")
+    return Workspace(
+        root=root,
+        turn_context=tuple(read_context_file(turn.context_path)),
+        shared_context=tuple(shared),
+        memos=tuple(load_memos(root)),
+        known_agents=tuple(known_agents(root)),
+        config=config,
+    )
 
 
 def describe(issues: Sequence[ValidationIssue]) -> list[str]:
