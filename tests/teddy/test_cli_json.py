@@ -16,8 +16,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def run(*args: str, input: str | None = None) -> tuple[int, object, str]:
+    """The exit code, the JSON document printed (for `execute`: the last event, the
+    outcome; the action events before it are in tests/teddy/test_run.py) and stderr."""
     result = CliRunner().invoke(cli, list(args), input=input)
-    out = json.loads(result.stdout) if result.stdout.strip() else None
+    lines = result.stdout.strip().splitlines()
+    out = json.loads(lines[-1]) if lines else None
+    if args[0] in ("execute", "resume") and isinstance(out, dict):
+        assert out.pop("event") == "turn_finished"
     return result.exit_code, out, result.stderr
 
 
