@@ -15,6 +15,8 @@ from plankit.agentflow.frontmatter import (
     MAX_FRONT_MATTER,
     Document,
     FrontMatterError,
+    Map,
+    Scalar,
     parse,
     split,
 )
@@ -365,3 +367,40 @@ def test_a_task_file_without_a_number_comes_after_the_numbered_ones(tmp_path: Pa
     assert problems[1][3] == (
         "id 'same' is already used by tasks/01-a.md; ids must be unique within a plan"
     )
+
+
+def test_parse_numbers_lines_from_one_by_default() -> None:
+    assert parse("id: a\nagent: x\n") == Map(
+        (("id", 1, Scalar("a", 1)), ("agent", 2, Scalar("x", 2))), 1
+    )
+
+
+def test_parse_reads_yaml_exactly_at_the_limit() -> None:
+    yaml = "a: " + "x" * (LIMIT - 4) + "\n"
+    node = parse(yaml)
+    assert isinstance(node, Map)
+    assert node.items[0][0] == "a"
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_duplicate_key_is_refused_at_any_depth(fast: bool) -> None:
+    for yaml, line in [
+        ("id: a\nid: b\n", 3),
+        ("a:\n  b: 1\n  b: 2\n", 4),
+        ("a: [{b: 1, b: 2}]\n", 2),
+    ]:
+        with pytest.raises(FrontMatterError) as caught:
+            parse(yaml, 2, fast=fast)
+        assert caught.value.message.startswith("duplicate field"), yaml
+        assert caught.value.line == line, yaml
+
+
+def test_an_unreadable_task_does_not_hide_a_bad_id_in_a_later_one(tmp_path: Path) -> None:
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={"01-a.md": "no front matter\n", "02-b.md": task("Bad_Id"), "03-c.md": task("c")},
+    )
+    assert [(rule, name) for rule, name, _, _ in _problems(directory)] == [
+        ("task-frontmatter", "01-a.md"),
+        ("id-format", "02-b.md"),
+    ]
