@@ -18,6 +18,7 @@ from _bench import Result, log, table
 BENCHMARKS = [
     # (script, rounds, rounds with --quick); each script's measure(rounds) gives its results
     ("bench_parse", 15, 5),
+    ("bench_parse_memory", 9, 3),
     ("bench_preprocess", 9, 3),
     ("bench_startup", 30, 20),
     ("bench_execute", 7, 3),
