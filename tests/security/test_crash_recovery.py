@@ -26,6 +26,7 @@ import pytest
 from plankit.teddy.run.recovery import recover_session
 from plankit.teddy.session.layout import find_session
 from tests.teddy.test_session_e2e import plan
+from tests.waiting import wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
 FILES = 10
@@ -209,3 +210,33 @@ def test_a_turn_killed_before_it_began_runs_again_whole(template: Path, tmp_path
     assert done.returncode == 0, done.stderr
     _check_files(root, ["success"] * (3 * FILES))
     assert (root / "log.txt").read_text().split() == [str(i) for i in range(1, FILES + 1)]
+
+
+def test_a_killed_teddy_leaves_no_command_running(template: Path, tmp_path: Path) -> None:
+    """kill -9 of teddy alone (not its process group): the EXECUTE it was running, and
+    what that command started in the background, stop with it."""
+    root = tmp_path / "proj"
+    shutil.copytree(template, root, symlinks=True)
+    [session] = [p for p in (root / ".teddy").iterdir() if p.is_dir()]
+    (session / "01" / "plan.md").write_text(
+        plan("### `EXECUTE`\n```shell\nsleep 600 & echo $! > bg; echo $$ > sh; wait\n```"),
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [TEDDY, "execute", "-y"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wait_until(lambda: (root / "bg").is_file() and (root / "sh").is_file(), "the command")
+    pids = [int((root / name).read_text()) for name in ("sh", "bg")]
+    proc.kill()
+    proc.wait(timeout=60)
+
+    def gone() -> bool:
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            return False
+        return True
+
+    wait_until(gone, "the killed teddy's command to stop", seconds=60)

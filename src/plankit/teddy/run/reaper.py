@@ -11,7 +11,9 @@ init's.  It runs the shell in a new session and, once the shell has exited, stop
 every process still running: SIGTERM, then SIGKILL after a grace period, one
 generation at a time (only its own children are signalled, and those cannot be
 reaped by anyone else, so a process id is never reused under its hand).
-SIGTERM, SIGINT or SIGHUP sent to it stop the shell the same way.
+SIGTERM, SIGINT or SIGHUP sent to it stop the shell the same way, and so does the
+death of its parent (``PR_SET_PDEATHSIG``): a teddy killed with SIGKILL leaves no
+command running.
 
 On ``STATUS_FD`` it writes ``pid N`` once the shell is started and
 ``exit CODE stopped COUNT`` at the end (``CODE`` negative for a signal, like
@@ -35,6 +37,7 @@ GRACE = 2.0
 GIVE_UP = 10.0
 """Seconds of SIGKILL after which a process that still does not end is left alone."""
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 _STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -47,6 +50,18 @@ def become_subreaper() -> bool:
         return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
+
+
+def follow_parent() -> None:
+    """Get SIGTERM when the parent (teddy) dies, even by SIGKILL, so that the command is
+    stopped with it instead of running on unsupervised."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
 
 
 def children() -> list[int]:
@@ -133,9 +148,13 @@ def main(argv: list[str]) -> int:
         os.environ.pop("LC_CTYPE", None)
     else:
         os.environ["LC_CTYPE"] = lc_ctype.removeprefix("=")
+    parent = os.getppid()
     has_reaper = become_subreaper()
     blocked = {signal.SIGCHLD, *_STOPS}
     signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    follow_parent()
+    if os.getppid() != parent:  # teddy died before we asked to follow it
+        return 0
     shell = os.fork()
     if shell == 0:  # the command: default signals, its own session, the caller's env
         try:
