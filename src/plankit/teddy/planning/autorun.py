@@ -158,9 +158,9 @@ def run_session(
         send(_finished_event(turn, outcome, spend, rounds))
         if outcome.interrupted:
             return stop("interrupted", "interrupted (Ctrl-C)")
-        reason = _verdict(turn, outcome, recording)
-        if reason is not None:
-            return stop(*reason)
+        verdict = _verdict(turn, outcome, recording)
+        if verdict is not None:
+            return stop(*verdict)
         assert outcome.next_turn is not None
         turn = outcome.next_turn
         message = recording.replies[-1] if recording.replies else CONTINUE
