@@ -1,7 +1,8 @@
 """What ``plankit acp run`` offers an agent: files (``fs/*``) and terminals (``terminal/*``).
 
-Files are read and written inside the working directory only (anything else is
-refused with -32602), writes atomically, creating missing parent directories.
+Files are read and written inside the working directory only, with no symbolic link
+followed (anything else is refused with -32602), writes atomically, creating missing
+parent directories.
 Terminals run the agent's command (no shell of our own: ``command`` + ``args``) in
 a new process group; their output (stdout and stderr merged) is kept up to
 ``outputByteLimit`` bytes, cut from the beginning on a character boundary.
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plankit.textio import write_text_atomic
-from plankit.workspace import is_inside
+from plankit.errors import InputError
+from plankit.workspace import read_inside, write_inside
 
 
 def _refuse(message: str) -> Exception:
@@ -29,29 +30,37 @@ def _refuse(message: str) -> Exception:
 
 
 class Files:
-    """``fs/read_text_file`` and ``fs/write_text_file`` inside ``root``."""
+    """``fs/read_text_file`` and ``fs/write_text_file`` inside ``root``.
+
+    The path is checked and used in one step (:func:`plankit.workspace.read_inside`,
+    :func:`~plankit.workspace.write_inside`): no symbolic link is followed, so another
+    process swapping a directory for a link cannot lead a write outside."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.written: list[Path] = []
 
-    def _inside(self, path: str) -> Path:
+    def _relative(self, path: str) -> str:
         target = Path(path)
         if not target.is_absolute():
             raise _refuse(f"'{path}' is not an absolute path")
-        if not is_inside(self.root, target):
+        base = os.path.abspath(self.root)
+        normal = os.path.normpath(path)
+        if normal == base or not normal.startswith(base.rstrip(os.sep) + os.sep):
             raise _refuse(f"'{path}' is outside the working directory {self.root}; refused")
-        return target
+        return os.path.relpath(normal, base)
 
     def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         """The file's text, from 1-based ``line``, at most ``limit`` lines."""
         from acp import RequestError
 
-        target = self._inside(path)
+        relative = self._relative(path)
         try:
-            text = target.read_bytes().decode("utf-8")
+            text = read_inside(self.root, relative).decode("utf-8")
         except FileNotFoundError:
-            raise RequestError.resource_not_found(str(target)) from None
+            raise RequestError.resource_not_found(path) from None
+        except InputError as exc:
+            raise _refuse(f"'{path}': {exc.detail}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise _refuse(f"cannot read '{path}' as UTF-8 text: {exc}") from None
         if line is None and limit is None:
@@ -62,11 +71,15 @@ class Files:
         return "".join(lines[start:end])
 
     def write(self, path: str, content: str) -> None:
-        """Replace (or create) the file, atomically."""
-        target = self._inside(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(target, content)
-        self.written.append(target)
+        """Replace (or create) the file, atomically, creating parent directories."""
+        relative = self._relative(path)
+        try:
+            write_inside(self.root, relative, content.encode("utf-8"))
+        except InputError as exc:
+            raise _refuse(f"'{path}': {exc.detail}") from None
+        except OSError as exc:
+            raise _refuse(f"cannot write '{path}': {exc.strerror or exc}") from None
+        self.written.append(self.root / relative)
 
 
 @dataclass(slots=True)
