@@ -468,14 +468,14 @@ def test_missing_directory_and_unreadable_resources_keep_their_header(
 ) -> None:
     _write(project.root, {"src/a.py": "x = 1\n", "locked.txt": "hidden\n"})
     project.context(turn="gone.md\nsrc\nsrc/a.py/nested\nlocked.txt\nsrc/a.py\n")
-    real_open = open
+    real_open = os.open
 
-    def failing_open(path: str, *args: object, **kwargs: object) -> object:
+    def failing_open(path: str, *args: object, **kwargs: object) -> int:
         if str(path).endswith("locked.txt"):
             raise PermissionError(13, "Permission denied")
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(context_module, "open", failing_open, raising=False)
+    monkeypatch.setattr(os, "open", failing_open)
     assert _resources(project.build()) == [
         "**Resource:** `[gone.md](/gone.md)`\nNot found: no such file in the project.",
         "**Resource:** `[src](/src)`\nA directory, not a file: name the files to read instead.",

@@ -198,29 +198,54 @@ class _Resolver:
         return real == self.root or real.startswith(self._prefix)
 
 
+def _opened_where(fd: int) -> str | None:
+    """Where an open file really is (Linux: /proc/self/fd), or None when unknown."""
+    try:
+        return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
 def _file_body(resolver: _Resolver, rel: str, max_bytes: int) -> _Body:
-    real = resolver.real(rel)
+    try:
+        real = resolver.real(rel)
+    except OSError as exc:  # the path changed while it was resolved
+        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
     if not resolver.inside(real):
         return _Body(None, "Refused: a symbolic link on this path leads outside the project root.")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        st = os.stat(real)
+        fd = os.open(real, flags)
     except (FileNotFoundError, NotADirectoryError):
         return _Body(None, "Not found: no such file in the project.")
-    except OSError as exc:
-        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
-    if stat.S_ISDIR(st.st_mode):
+    except IsADirectoryError:
         return _Body(None, "A directory, not a file: name the files to read instead.")
-    if not stat.S_ISREG(st.st_mode):
-        return _Body(None, "Not a regular file (a device, socket or pipe); not read.")
-    try:
-        with open(real, "rb") as handle:
-            # read what the file holds (one more byte shows growth), never the whole limit
-            data = handle.read(min(st.st_size, max_bytes) + 1)
-            if st.st_size < len(data) <= max_bytes:  # it grew since the stat
-                data += handle.read(max_bytes + 1 - len(data))
-            size = max(os.fstat(handle.fileno()).st_size, len(data))
     except OSError as exc:
         return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
+    refused = "Refused: a symbolic link on this path leads outside the project root."
+    try:
+        # what was opened is what is read: check where it really is (a directory swapped
+        # for a link between the check above and the open must not lead outside)
+        where = _opened_where(fd)
+        if where is not None and not resolver.inside(where):
+            return _Body(None, refused)
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            return _Body(None, "A directory, not a file: name the files to read instead.")
+        if not stat.S_ISREG(st.st_mode):
+            return _Body(None, "Not a regular file (a device, socket or pipe); not read.")
+        # read what the file holds (one more byte shows growth), never the whole limit
+        data = os.read(fd, min(st.st_size, max_bytes) + 1)
+        while st.st_size < len(data) <= max_bytes:  # it grew since the stat
+            more = os.read(fd, max_bytes + 1 - len(data))
+            if not more:
+                break
+            data += more
+        size = max(os.fstat(fd).st_size, len(data))
+    except OSError as exc:
+        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
+    finally:
+        os.close(fd)
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return _Body(None, f"Binary file, {size:,} bytes; not shown.")
     kept, marker = _cut_text(data, size, max_bytes)
