@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from plankit.checklist import TaskStatus, locate, parse_plan, scan, update_task_status
+from plankit.checklist.errors import AmbiguousStepError
 from plankit.checklist.render import STARTER_PLAN, render_new_plan
 from plankit.checklist.structure import Structure, read_structure
 
@@ -48,14 +49,23 @@ def check(text: str) -> int:
     return answered
 
 
+def outcome(text: str, step: str, status: TaskStatus, note: str | None) -> object:
+    """The updated text, or the lines named when the step is ambiguous."""
+    try:
+        return update_task_status(text, step, status, note, today=TODAY)
+    except AmbiguousStepError as exc:
+        return ("ambiguous", exc.lines)
+
+
 def check_updates(text: str, status: TaskStatus, note: str | None) -> None:
-    """A cold update (fast path) gives the text an update through the tree gives."""
+    """A cold update (fast path) gives the text an update through the tree gives (or
+    refuses the same ambiguous step)."""
     for step in steps_of(text):
         locate.clear()
-        cold = update_task_status(text, step, status, note, today=TODAY)
+        cold = outcome(text, step, status, note)
         locate.clear()
         locate.analyze(text)  # cached: the update below goes through the tree
-        warm = update_task_status(text, step, status, note, today=TODAY)
+        warm = outcome(text, step, status, note)
         assert cold == warm, step
     locate.clear()
 

@@ -88,10 +88,48 @@ def _call(
         _fail(str(exc), diagnostics_of(exc), as_json)
 
 
+def _no_plan(store: str, cell: str, as_json: bool) -> NoReturn:
+    from plankit.errors import Diagnostic
+
+    message = (
+        f"no plan in {_where(store, cell)}; run `plankit checklist init` or "
+        "`plankit checklist create`"
+    )
+    _fail(message, [Diagnostic(0, "no-plan", message)], as_json)
+
+
 def _task_line(task: PlanTask) -> str:
     from plankit.checklist.render import task_text
 
     return task_text(task)
+
+
+def _findings(plan_text: str) -> list[Diagnostic]:
+    from plankit.checklist.lint import lint_plan
+
+    return lint_plan(plan_text)
+
+
+def _where(store: str, cell: str) -> str:
+    """How findings name the plan: the file for a Markdown store, else the store and cell."""
+    from plankit.checklist.stores import is_markdown_store
+
+    return store if is_markdown_store(store) else f"{store} ({cell})"
+
+
+def _warn(findings: list[Diagnostic], store: str, cell: str) -> None:
+    """The findings on standard error, one line each."""
+    where = _where(store, cell)
+    for finding in findings:
+        click.echo(f"plankit checklist: warning: {finding.format(where)}", err=True)
+
+
+def _plan_json(plan: Any, findings: list[Diagnostic]) -> dict[str, Any]:
+    from plankit.errors import diagnostics_json
+
+    data: dict[str, Any] = plan.to_dict()
+    data["warnings"] = diagnostics_json(findings)
+    return data
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,6 +141,7 @@ def checklist() -> None:
     plankit checklist init                      set up the store with a starter plan
     plankit checklist create --title T --goal G --phase "Collect: read A; read B"
     plankit checklist show                      the plan with progress per phase
+    plankit checklist lint                      what the reader cannot see, and why
     plankit checklist next                      the next step to do
     plankit checklist start|done STEP           mark a step in progress / done
     plankit checklist block STEP REASON         mark a step blocked
@@ -118,12 +157,14 @@ def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
     An existing plan is kept as it is; running init again changes nothing.
     """
     plan = _call(store, cell, credentials, as_json, lambda m: m.init_plan(raise_errors=True))
+    findings = _findings(plan.raw)
     if as_json:
-        _echo_json(plan.to_dict())
+        _echo_json(_plan_json(plan, findings))
         return
     from plankit.checklist.render import progress_text
 
     click.echo(f"{store} ({cell}): {plan.title} [{progress_text(plan.progress)}]")
+    _warn(findings, store, cell)
 
 
 @checklist.command()
@@ -133,21 +174,44 @@ def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown
     """Show the plan with its progress per phase and overall."""
     plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
     if plan is None:
-        from plankit.errors import Diagnostic
-
-        message = (
-            f"no plan in {store} ({cell}); run `plankit checklist init` or "
-            "`plankit checklist create`"
-        )
-        _fail(message, [Diagnostic(0, "no-plan", message)], as_json)
+        _no_plan(store, cell, as_json)
+    findings = _findings(plan.raw)
     if as_json:
-        _echo_json(plan.to_dict())
-    elif markdown:
+        _echo_json(_plan_json(plan, findings))
+        return
+    if markdown:
         click.echo(plan.raw, nl=not plan.raw.endswith("\n"))
     else:
         from plankit.checklist.render import format_plan
 
         click.echo(format_plan(plan))
+    _warn(findings, store, cell)
+
+
+@checklist.command()
+@store_options
+def lint(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
+    """Check that every step of the plan is read: duplicate steps, misplaced or
+    misspelled phase headings, task lines that are not read and why, numbering gaps.
+
+    Exits 1 when something is found, 0 when the plan is read completely.
+    """
+    plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
+    if plan is None:
+        _no_plan(store, cell, as_json)
+    findings = _findings(plan.raw)
+    if as_json:
+        from plankit.errors import diagnostics_json
+
+        _echo_json({"warnings": diagnostics_json(findings)})
+    else:
+        where = _where(store, cell)
+        for finding in findings:
+            click.echo(finding.format(where))
+        if not findings:
+            click.echo(f"{where}: every step is read ({len(plan.tasks)} steps)", err=True)
+    if findings:
+        sys.exit(EXIT_FAILED)
 
 
 @checklist.command(name="next")
@@ -160,12 +224,23 @@ def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None
         return (None, None) if plan is None else (plan.next_task(), plan)
 
     task, plan = _call(store, cell, credentials, as_json, find)
+    findings = _findings(plan.raw) if plan is not None else []
+    if task is None and findings:
+        # "nothing left" would be wrong: the plan has steps nobody can read
+        _warn(findings, store, cell)
+        _fail(
+            "no todo step was read, but the plan has problems (see the warnings, or "
+            "`plankit checklist lint`); fix them before concluding that nothing is left",
+            findings,
+            as_json,
+        )
     if as_json:
         _echo_json(task.to_dict() if task else None)
     elif task is not None:
         click.echo(f"{task.step} {task.title}")
+        _warn(findings, store, cell)
     elif plan is None:
-        click.echo(f"no plan in {store} ({cell})", err=True)
+        click.echo(f"no plan in {_where(store, cell)}", err=True)
     else:
         from plankit.checklist.render import progress_text
 

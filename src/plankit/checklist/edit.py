@@ -11,6 +11,7 @@ import datetime as _dt
 import re
 
 from plankit.checklist import locate, scan
+from plankit.checklist.errors import AmbiguousStepError
 from plankit.checklist.model import CHAR_STATUS, TaskStatus, coerce_status
 from plankit.checklist.plan import split_content
 from plankit.checklist.structure import NOTE_SEP_RE, TASK_LINE_RE
@@ -95,6 +96,9 @@ def set_status(
     line = found.structure.targets.get(step)
     if line is None:
         return markdown, None
+    lines = found.structure.step_lines(step)
+    if len(lines) > 1:
+        raise AmbiguousStepError(step, lines)
     start, end = _task_line(markdown, found, line, step)
     old_line = markdown[start:end]
     new_line = _new_line(old_line, wanted, annotation, today)

@@ -11,6 +11,7 @@ written.
     ├── NotAPlanError       the plan cell holds text that is not a PLAN.md plan
     ├── PlanExistsError     create_plan without replace found a plan (not the starter)
     ├── UnknownStepError    no task has that step number
+    ├── AmbiguousStepError  more than one task has that step number
     └── CellTooLargeError   the plan would not fit in one cell of the store
     PlankitError
     └── StoreError          the store failed: locked, read-only, not a workbook, network
@@ -82,6 +83,23 @@ class UnknownStepError(InputError):
         close = difflib.get_close_matches(step, known, n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         super().__init__(f"no task {step!r} in the plan ({listing}){hint}", code="unknown-step")
+
+
+class AmbiguousStepError(InputError):
+    """More than one task has the step number asked for: an update would have to guess."""
+
+    def __init__(self, step: str, lines: list[int]):
+        self.step = step
+        self.lines = lines
+        where = ", ".join(str(n) for n in lines[:-1]) + f" and {lines[-1]}"
+        super().__init__(
+            f"step {step!r} is ambiguous: the tasks on lines {where} all have that number; "
+            "nothing was changed. Give each step its own number (edit the plan, or "
+            "remove_step/add_step), then try again; `plankit checklist lint` lists every "
+            "duplicate",
+            code="ambiguous-step",
+            line=lines[1],
+        )
 
 
 class CellTooLargeError(InputError):

@@ -18,6 +18,7 @@ from typing import Any
 
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import (
+    AmbiguousStepError,
     NoPlanError,
     NotAPlanError,
     PlanExistsError,
@@ -215,6 +216,9 @@ class PlanManager:
             slot = found.phase_steps.get(step)
             if slot is None:
                 raise UnknownStepError(step, found.steps)
+            lines = found.step_lines(step)
+            if len(lines) > 1:
+                raise AmbiguousStepError(step, lines)
             updated, line_text = set_status(text, step, status, annotation, today=self._today())
             if updated != text:
                 self._check_size(updated)

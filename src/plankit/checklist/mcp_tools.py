@@ -70,10 +70,16 @@ def task_json(task: PlanTask | None) -> str:
 
 
 def plan_text(plan: Plan) -> str:
-    """A progress line, the next step, then the plan's Markdown."""
+    """A progress line, the next step, the lint warnings, then the plan's Markdown."""
+    from plankit.checklist.lint import finding_text, lint_plan
+
     head = [f"Progress: {progress_text(plan.progress)}"]
     nxt = plan.next_task()
     head.append(f"Next: {nxt.step} {nxt.title}" if nxt else "Next: none (no todo step left)")
+    findings = lint_plan(plan.raw)
+    if findings:
+        head.append(f"Warnings ({len(findings)}): the plan has lines the reader cannot use")
+        head += [f"- {finding_text(f)}" for f in findings]
     return "\n".join(head) + "\n\n" + plan.raw
 
 

@@ -81,7 +81,7 @@ def parse_plan(markdown: str) -> Plan:
     """Parse a PLAN.md checklist; never raises (text that is not a plan gives an empty
     plan: no title, no phases)."""
     found = analyze(markdown)
-    lines = split_lines(markdown) if found.phases else []
+    lines = split_lines(markdown.removeprefix("\ufeff")) if found.phases else []
     phases: list[Phase] = []
     for slot in found.phases:
         tasks: list[PlanTask] = []

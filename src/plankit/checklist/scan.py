@@ -136,7 +136,8 @@ def task_line_start(text: str, step: str) -> int | Literal[Unsure.UNSURE] | None
     if _first_risky(text, fences, starts) < cutoff:
         return UNSURE
     # nothing above the cutoff is read differently by the tree: decide
-    loose: int | None = None
+    in_phase: list[int] = []
+    loose: list[int] = []
     unsure_phase = unsure_loose = False
     for cand in cands:
         if _inside(fences, starts, cand):
@@ -151,17 +152,19 @@ def task_line_start(text: str, step: str) -> int | Literal[Unsure.UNSURE] | None
         if is_task is None:
             if phase:
                 unsure_phase = True
-            elif loose is None:
+            else:
                 unsure_loose = True
-        elif not is_task:
-            continue
-        elif phase:
-            return UNSURE if unsure_phase else cand  # the first task of a phase
-        elif loose is None and not unsure_loose:
-            loose = cand
-    if unsure_phase or (loose is None and unsure_loose):
+        elif is_task:
+            (in_phase if phase else loose).append(cand)
+    # a step that two tasks have is ambiguous: the tree confirms it, and the update is
+    # refused (so is any doubt about a second task)
+    if unsure_phase or len(in_phase) > 1:
         return UNSURE
-    return loose
+    if in_phase:
+        return in_phase[0]  # the task of a phase
+    if unsure_loose or len(loose) > 1:
+        return UNSURE
+    return loose[0] if loose else None
 
 
 def _candidates(text: str, step: str) -> list[int]:

@@ -55,6 +55,8 @@ class PhaseSlot:
     """The phase name."""
     tasks: tuple[tuple[int, str], ...]
     """(1-based line, step) of each task, in order."""
+    line: int = 0
+    """1-based line of the ``### Phase N:`` heading."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +84,19 @@ class Structure:
     """Step → (line, phase number) of the first task of a phase with that step."""
     line_starts: tuple[int, ...]
     """Offset of the start of each line in the text the structure was read from."""
+    loose: tuple[tuple[int, str], ...] = ()
+    """(line, step) of the task lines outside any phase and section."""
 
     @property
     def is_plan(self) -> bool:
         """Whether the text is a plan at all: it has a title or a phase."""
         return bool(self.title) or bool(self.phases)
+
+    def step_lines(self, step: str) -> list[int]:
+        """The lines of the phase tasks numbered ``step`` (more than one: the step is
+        ambiguous); the task lines outside phases when no phase has it."""
+        lines = [line for phase in self.phases for line, s in phase.tasks if s == step]
+        return lines or [line for line, s in self.loose if s == step]
 
     @property
     def steps(self) -> list[str]:
@@ -148,7 +158,7 @@ class _Walk:
         self.notes: str | None = None
         self.notes_span: tuple[int, int] | None = None
         self.phases: list[PhaseSlot] = []
-        self.phase: tuple[int, str, list[tuple[int, str]]] | None = None
+        self.phase: tuple[int, str, list[tuple[int, str]], int] | None = None
         self.loose: list[tuple[int, str]] = []
 
     def close(self, before_line: int) -> None:
@@ -167,8 +177,8 @@ class _Walk:
             self.section = None
             self.section_blocks = []
         if self.phase is not None:
-            number, name, tasks = self.phase
-            self.phases.append(PhaseSlot(number, name, tuple(tasks)))
+            number, name, tasks, line = self.phase
+            self.phases.append(PhaseSlot(number, name, tuple(tasks), line))
             self.phase = None
 
     def heading(self, block: Heading) -> bool:
@@ -192,7 +202,7 @@ class _Walk:
             if m is not None:
                 self.close(block.start)
                 name = repair_double_encoding(m.group(2).strip())
-                self.phase = (int(m.group(1)), name, [])
+                self.phase = (int(m.group(1)), name, [], block.start)
                 return True
             if text[:6].lower() == "phase " and self.section is None:
                 self.close(block.start)  # a malformed phase heading ends the phase
@@ -238,6 +248,7 @@ class _Walk:
             targets=targets,
             phase_steps=phase_steps,
             line_starts=line_starts,
+            loose=tuple(self.loose),
         )
 
 
@@ -249,9 +260,10 @@ def split_lines(text: str) -> list[str]:
 def read_structure(text: str) -> Structure:
     """Parse ``text`` with the Markdown foundation and read its plan structure (not
     cached; :func:`plankit.checklist.locate.analyze` is the cached way)."""
-    doc = parse_document(text)
+    bom = text.startswith("\ufeff")  # a byte-order mark is not part of the first line
+    doc = parse_document(text[1:] if bom else text)
     walk = _Walk(doc.source.split("\n"))
     for block in doc.blocks:
         walk.block(block)
-    starts = (0, *(m.end() for m in NEWLINE_RE.finditer(text)))
+    starts = (int(bom), *(m.end() for m in NEWLINE_RE.finditer(text)))
     return walk.result(starts)

@@ -48,11 +48,18 @@ __all__ = [
     "SheetsClient",
     "Transactional",
     "XlsxWorkbook",
+    "is_markdown_store",
     "open_store",
 ]
 
 GSHEETS_PREFIX = "gsheets:"
 """``--store gsheets:<spreadsheet id>`` names a Google spreadsheet."""
+
+
+def is_markdown_store(spec: str) -> bool:
+    """Whether ``spec`` (a ``--store`` value) names a Markdown file."""
+    text = spec.strip().lower()
+    return not text.startswith(GSHEETS_PREFIX) and not text.endswith((".xlsx", ".xlsm"))
 
 
 def open_store(
