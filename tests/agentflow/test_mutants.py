@@ -404,3 +404,23 @@ def test_an_unreadable_task_does_not_hide_a_bad_id_in_a_later_one(tmp_path: Path
         ("task-frontmatter", "01-a.md"),
         ("id-format", "02-b.md"),
     ]
+
+
+@pytest.mark.parametrize(
+    "yaml",
+    [
+        "a:\n - x\nb:\n - y\n",
+        "a:\n  - x\nb:\n - y\n",
+        "id: a\nX\n",
+        "id: a\nXX: b\n",
+        "id: a\n\u00a0\n",
+    ],
+)
+def test_the_fast_path_and_the_full_parser_agree(yaml: str) -> None:
+    def read(fast: bool) -> object:
+        try:
+            return parse(yaml, 2, fast=fast)
+        except FrontMatterError as exc:
+            return ("error", exc.line)
+
+    assert read(True) == read(False)
