@@ -106,6 +106,10 @@ def _runs_on(tokens: Sequence[Token], line_count: int) -> bool:
     return False
 
 
+def _one_line_item(line: int, text: str) -> ListItem:
+    return ListItem(line, line, (Paragraph(line, line, text),))
+
+
 def simple_region(
     lines: Sequence[str],
     a: int,
@@ -121,10 +125,13 @@ def simple_region(
     nested_indent = 0
     blank = False  # a blank line since the last list line
 
+    # a line number is computed once per line: equal numbers share one int object
     def flush_para() -> None:
         if para:
             text = "\n".join(para).strip()
-            out.append(Paragraph(orig(para_start) + 1, orig(para_start + len(para) - 1) + 1, text))
+            first = orig(para_start) + 1
+            last = first if len(para) == 1 else orig(para_start + len(para) - 1) + 1
+            out.append(Paragraph(first, last, text))
             para.clear()
 
     def flush_list() -> None:
@@ -134,19 +141,14 @@ def simple_region(
                 first = orig(start) + 1
                 para_block = Paragraph(first, first, text)
                 if nested:
-                    sub = tuple(
-                        ListItem(
-                            orig(n) + 1, orig(n) + 1, (Paragraph(orig(n) + 1, orig(n) + 1, t),)
-                        )
-                        for n, t in nested
-                    )
+                    sub = tuple(_one_line_item(orig(n) + 1, t) for n, t in nested)
                     last = sub[-1].end
                     children: tuple[Block, ...] = (
                         para_block,
                         ListBlock(sub[0].start, last, False, sub),
                     )
                 else:
-                    last = orig(end) + 1
+                    last = first if end == start else orig(end) + 1
                     children = (para_block,)
                 built.append(ListItem(first, last, children))
             out.append(ListBlock(built[0].start, built[-1].end, False, tuple(built)))
