@@ -56,7 +56,25 @@ def store_options(fn: F) -> F:
 def _echo_json(value: Any) -> None:
     import json
 
-    click.echo(json.dumps(value, ensure_ascii=False))
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(value)  # \u escapes: the same JSON on any console
+    click.echo(text)
+
+
+def _tolerant_output() -> None:
+    """Let standard output and error print what their encoding cannot (a cp1252 console
+    and ✅): such characters become ``?`` instead of an error after the plan was
+    already written."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            import contextlib
+
+            with contextlib.suppress(ValueError, OSError):  # a stream that refuses
+                reconfigure(errors="replace")
 
 
 def _fail(message: str, diagnostics: list[Diagnostic], as_json: bool) -> NoReturn:
@@ -88,13 +106,10 @@ def _call(
         _fail(str(exc), diagnostics_of(exc), as_json)
 
 
-def _no_plan(store: str, cell: str, as_json: bool) -> NoReturn:
+def _no_plan(where: str, as_json: bool) -> NoReturn:
     from plankit.errors import Diagnostic
 
-    message = (
-        f"no plan in {_where(store, cell)}; run `plankit checklist init` or "
-        "`plankit checklist create`"
-    )
+    message = f"no plan in {where}; run `plankit checklist init` or `plankit checklist create`"
     _fail(message, [Diagnostic(0, "no-plan", message)], as_json)
 
 
@@ -147,6 +162,7 @@ def checklist() -> None:
     plankit checklist block STEP REASON         mark a step blocked
     plankit checklist review STEP NOTE          ask a person to review a step
     """
+    _tolerant_output()
 
 
 @checklist.command()
@@ -172,9 +188,9 @@ def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 @click.option("--markdown", is_flag=True, help="Print the plan's Markdown as stored.")
 def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown: bool) -> None:
     """Show the plan with its progress per phase and overall."""
-    plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
+    plan, where = _call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
     if plan is None:
-        _no_plan(store, cell, as_json)
+        _no_plan(where, as_json)
     findings = _findings(plan.raw)
     if as_json:
         _echo_json(_plan_json(plan, findings))
@@ -196,9 +212,9 @@ def lint(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 
     Exits 1 when something is found, 0 when the plan is read completely.
     """
-    plan = _call(store, cell, credentials, as_json, lambda m: m.get_plan())
+    plan, where = _call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
     if plan is None:
-        _no_plan(store, cell, as_json)
+        _no_plan(where, as_json)
     findings = _findings(plan.raw)
     if as_json:
         from plankit.errors import diagnostics_json
@@ -219,11 +235,11 @@ def lint(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
     """Print the next todo step (blocked and review steps are skipped)."""
 
-    def find(m: PlanManager) -> tuple[PlanTask | None, Any]:
+    def find(m: PlanManager) -> tuple[PlanTask | None, Any, str]:
         plan = m.get_plan()
-        return (None, None) if plan is None else (plan.next_task(), plan)
+        return (None, None, m.where) if plan is None else (plan.next_task(), plan, m.where)
 
-    task, plan = _call(store, cell, credentials, as_json, find)
+    task, plan, where = _call(store, cell, credentials, as_json, find)
     findings = _findings(plan.raw) if plan is not None else []
     if task is None and findings:
         # "nothing left" would be wrong: the plan has steps nobody can read
@@ -240,7 +256,7 @@ def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None
         click.echo(f"{task.step} {task.title}")
         _warn(findings, store, cell)
     elif plan is None:
-        click.echo(f"no plan in {_where(store, cell)}", err=True)
+        click.echo(f"no plan in {where}", err=True)
     else:
         from plankit.checklist.render import progress_text
 

@@ -25,10 +25,10 @@ from plankit.errors import InputError, PlankitError
 class NoPlanError(InputError):
     """The plan cell is empty (the spec's ``No plan``)."""
 
-    def __init__(self, cell: str):
+    def __init__(self, cell: str, where: str | None = None):
         self.cell = cell
         super().__init__(
-            f"No plan in {cell}; create one with init_plan or create_plan "
+            f"No plan in {where or cell}; create one with init_plan or create_plan "
             "(`plankit checklist init` / `create`)",
             code="no-plan",
         )

@@ -39,6 +39,7 @@ from plankit.checklist.stores.base import (
     Transactional,
     cell_limit,
     check_cell_size,
+    describe_cell,
     store_label,
 )
 from plankit.checklist.structure import Structure
@@ -92,10 +93,15 @@ class PlanManager:
     def _check_size(self, text: str) -> None:
         check_cell_size(self.cell, text, cell_limit(self.store), store_label(self.store))
 
+    @property
+    def where(self) -> str:
+        """How messages name the plan: the file, or the store and cell."""
+        return describe_cell(self.store, self.cell)
+
     def _read(self, store: SheetsClient) -> tuple[str, Structure]:
         text = store.get_cell(self.cell)
         if not text.strip():
-            raise NoPlanError(self.cell)
+            raise NoPlanError(self.cell, self.where)
         found = analyze(text)
         if not found.is_plan:
             raise NotAPlanError(self.cell, text)
@@ -144,9 +150,9 @@ class PlanManager:
     # --- read ---------------------------------------------------------------------------
 
     def get_plan(self) -> Plan | None:
-        """The plan, or None when the cell is empty."""
-        with self._session() as s:
-            text = s.get_cell(self.cell)
+        """The plan, or None when the cell is empty.  A read takes no lock: it never
+        waits for a writer (the file stores replace the file in one rename)."""
+        text = self.store.get_cell(self.cell)
         if not text.strip():
             return None
         if not analyze(text).is_plan:
@@ -211,6 +217,18 @@ class PlanManager:
 
     def _set(self, step: str, status: TaskStatus, annotation: str | None = None) -> PlanTask:
         step = str(step).strip()
+        if status in (TaskStatus.BLOCKED, TaskStatus.REVIEW) and not (annotation or "").strip():
+            if status is TaskStatus.BLOCKED:
+                raise InputError(
+                    f"blocking step {step} needs a reason: say what it waits for (a person, "
+                    "data, access …); nothing was changed",
+                    code="empty-reason",
+                )
+            raise InputError(
+                f"asking for a review of step {step} needs a note: say what a person should "
+                "check or decide; nothing was changed",
+                code="empty-note",
+            )
         with self._session() as s:
             text, found = self._read(s)
             slot = found.phase_steps.get(step)

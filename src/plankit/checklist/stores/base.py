@@ -73,6 +73,21 @@ def cell_limit(store: object) -> int | None:
     return limit if isinstance(limit, int) else None
 
 
+def describe_cell(store: object, ref: str) -> str:
+    """How messages name the cell ``ref`` of ``store``: the store's own ``where(ref)``
+    when it has one (``PLAN.md``, ``plan.xlsx, AGENT_BASE!C2 (the file does not
+    exist)``), else ``ref``."""
+    where = getattr(store, "where", None)
+    if callable(where):
+        try:
+            text = where(ref)
+        except Exception:  # a description must never hide the real error
+            return ref
+        if isinstance(text, str) and text:
+            return text
+    return ref
+
+
 def store_label(store: object) -> str:
     """How messages name the store (``an Excel workbook``, ``Google Sheets`` …)."""
     label = getattr(store, "label", None)

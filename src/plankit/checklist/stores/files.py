@@ -132,10 +132,16 @@ class LockedFileStore(Generic[S]):
             yield session
             session.commit()
 
+    def where(self, ref: str) -> str:
+        """How messages name the cell ``ref``: the file and the cell, and whether the
+        file is missing."""
+        missing = "" if os.path.lexists(self.path) else " (the file does not exist; check the path)"
+        return f"{self.path}, {ref}{missing}"
+
     def list_sheets(self) -> list[str]:
-        """The sheets ([] when the file does not exist yet)."""
-        with self.transaction() as s:
-            return s.list_sheets()
+        """The sheets ([] when the file does not exist yet); read without the lock, so a
+        reader never waits for a writer (writers replace the file in one rename)."""
+        return self._session().list_sheets()
 
     def create_sheet(self, name: str) -> None:
         """Create a sheet (and the file, if needed)."""
@@ -143,9 +149,9 @@ class LockedFileStore(Generic[S]):
             s.create_sheet(name)
 
     def get_cell(self, ref: str) -> str:
-        """A cell's text ('' when empty or missing)."""
-        with self.transaction() as s:
-            return s.get_cell(ref)
+        """A cell's text ('' when empty or missing); read without the lock, as
+        :meth:`list_sheets`."""
+        return self._session().get_cell(ref)
 
     def set_cell(self, ref: str, value: str) -> None:
         """Write a cell."""

@@ -91,6 +91,10 @@ class GoogleSheets:
     def __repr__(self) -> str:
         return f"GoogleSheets({self.spreadsheet_id!r})"
 
+    def where(self, ref: str) -> str:
+        """How messages name the cell ``ref``."""
+        return f"{ref} of Google spreadsheet {self.spreadsheet_id}"
+
     # --- connection ---------------------------------------------------------------------
 
     def _connect(self) -> Any:

@@ -142,6 +142,12 @@ class MarkdownFile(LockedFileStore["_Session"]):
     def __repr__(self) -> str:
         return f"MarkdownFile({self.path!r})"
 
+    def where(self, ref: str) -> str:
+        """How messages name the plan: the file (a Markdown file has no cells to name)."""
+        if os.path.lexists(self.path):
+            return self.path
+        return f"{self.path} (the file does not exist; check the path)"
+
     def _write(self, text: str, bom: bool) -> None:
         from plankit.textio import write_text_atomic
 
