@@ -162,16 +162,17 @@ def test_a_read_of_a_local_service_is_refused_and_its_secret_written_nowhere(
     url = f"{secret.base}/secret"
     turn = start_session(root) / "01"
     (turn / "plan.md").write_text(plan(f"### `READ`\n- **Resource:** [{url}]({url})"))
-    teddy(root, "execute", "-y")
-    teddy(root, "context")
-    inputs = sorted(root.glob(".teddy/*/*/input.md"))
-    assert inputs, "teddy context wrote no input.md"
-    text = inputs[-1].read_text()
+    teddy(root, "execute", "-y", check=1)  # the READ fails in its own turn
     refusal = (
         f"{url} refused: 127.0.0.1 is a loopback address; allow it with"
         f" network.allow_networks {HINT}"
     )
-    assert f"Could not fetch this URL: {refusal}." in text
+    report = (turn / "report.md").read_text()
+    assert f"the URL cannot be fetched: {refusal}" in report
+    teddy(root, "context")
+    inputs = sorted(root.glob(".teddy/*/*/input.md"))
+    assert inputs, "teddy context wrote no input.md"
+    assert "Could not fetch this URL" not in inputs[-1].read_text()  # not a resource
     assert secret.hits == []  # not even a connection that asked for it
     assert _files_holding(tmp_path, SECRET) == []
 

@@ -113,6 +113,12 @@ def execute(
         click.echo(f"  {where}: {issue.message}", err=True)
     if outcome.next_turn is not None:
         click.echo(f"next turn: {outcome.next_turn.path}", err=True)
+    skipped = outcome.status is Status.SKIPPED and turn is not None and outcome.next_turn
+    if skipped and not yes and not as_json and sys.stdin.isatty():
+        from plankit.teddy.cli.prompting import plan_after_skip
+
+        assert outcome.next_turn is not None
+        plan_after_skip(outcome.next_turn, model)  # section 7: (s)kip asks and plans again
     if turn is not None and outcome.validation and outcome.next_turn and not no_replan:
         correct(turn, outcome, model=model, manual=manual, yes=yes)  # section 8.3
     if outcome.interrupted:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -11,90 +10,16 @@ from plankit.teddy.cli.common import (
     JSON_HELP,
     MODEL_HELP,
     SESSION_HELP,
-    echo_json,
     fail,
     project_root,
     report_recovery,
 )
+from plankit.teddy.cli.prompting import plan_and_report, read_message
 
 if TYPE_CHECKING:
-    from plankit.teddy.planning.models import Planner
-    from plankit.teddy.session.config import Config
-    from plankit.teddy.session.layout import Turn
+    pass
 
 _ANSWER_SOURCES = ("auto", "clipboard", "stdin", "editor")
-
-
-def _read_message(turn_name: str, saved: str | None) -> str:
-    """A message typed on the terminal, ending at an empty line."""
-    if not sys.stdin.isatty():
-        fail("no message: pass -m MESSAGE (there is no terminal to ask on)")
-    hint = " (an empty first line: the turn's message.md)" if saved else ""
-    click.echo(f"Message for turn {turn_name}, ending with an empty line{hint}:", err=True)
-    lines: list[str] = []
-    while True:
-        line = sys.stdin.readline()
-        if not line or not line.strip():
-            break
-        lines.append(line.rstrip("\n"))
-    if not lines and saved:
-        return saved
-    if not lines:
-        fail("no message was given; nothing was planned")
-    return "\n".join(lines) + "\n"
-
-
-def _plan_and_report(
-    turn: Turn,
-    message: str,
-    planner: Planner,
-    config: Config,
-    *,
-    replace_plan: bool = False,
-    as_json: bool = False,
-) -> None:
-    from plankit.errors import InputError
-    from plankit.teddy.planning.models import PlanningCancelled
-    from plankit.teddy.planning.turn import plan_turn
-
-    try:
-        planned = plan_turn(turn, message, planner, config, replace_plan=replace_plan)
-    except PlanningCancelled as exc:
-        fail(f"planning was cancelled ({exc}); no plan.md was written")
-    except InputError as exc:
-        fail(str(exc))
-    if as_json:
-        usage = planned.answer.usage
-        echo_json(
-            {
-                "plan": str(planned.plan_path),
-                "model": planned.answer.model,
-                "input_tokens": usage.input_tokens if usage else None,
-                "output_tokens": usage.output_tokens if usage else None,
-                "parses": planned.plan is not None,
-                "problems": list(planned.problems),
-            }
-        )
-    else:
-        click.echo(planned.plan_path)
-    if planned.unwrapped:
-        click.echo("teddy: text around the plan was dropped (answer.md keeps the answer)", err=True)
-    if planned.repaired:
-        click.echo(f"teddy: {planned.repaired} ambiguous fence(s) repaired", err=True)
-    if planned.plan is None:
-        click.echo(
-            f"teddy: warning: plan.md does not parse ({planned.problems[0]}); "
-            "`teddy execute` will report it and re-plan",
-            err=True,
-        )
-        return
-    kinds = ", ".join(dict.fromkeys(str(a.type) for a in planned.plan.actions))
-    count = len(planned.plan.actions)
-    click.echo(
-        f"teddy: “{planned.plan.title}”: {count} action{'s' * (count != 1)} ({kinds}); "
-        "review it, then `teddy execute`",
-        err=True,
-    )
 
 
 @click.command("plan")
@@ -149,7 +74,7 @@ def plan_command(
         turn = session.latest()
         check_plannable(turn, replace_plan)
         saved = saved_message(turn)
-        text = message if message is not None else saved or _read_message(turn.name, None)
+        text = message if message is not None else saved or read_message(turn.name, None)
         planner = choose_planner(
             model=model,
             manual=manual,
@@ -159,7 +84,7 @@ def plan_command(
     except InputError as exc:
         fail(str(exc))
     assert planner is not None
-    _plan_and_report(turn, text, planner, config, replace_plan=replace_plan, as_json=as_json)
+    plan_and_report(turn, text, planner, config, replace_plan=replace_plan, as_json=as_json)
 
 
 @click.command()
@@ -219,10 +144,10 @@ def resume(
         )
         return
     saved = saved_message(turn)
-    text = message if message is not None else _read_message(turn.name, saved)
+    text = message if message is not None else read_message(turn.name, saved)
     try:
         planner = choose_planner(model=model, manual=manual, config=config)
     except InputError as exc:
         fail(str(exc))
     assert planner is not None
-    _plan_and_report(turn, text, planner, config, as_json=as_json)
+    plan_and_report(turn, text, planner, config, as_json=as_json)

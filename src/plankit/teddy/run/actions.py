@@ -153,6 +153,9 @@ class Runtime:
     """Asked before each approved action runs, with its 0-based position: None lets it
     run; a string skips it with that reason (``rejected by the user``) and execution
     goes on with the next action (an ACP client's per-action permission)."""
+    fetch: Callable[[str], str] | None = None
+    """Fetches a READ's URL when the action runs (None: :func:`fetch_url` without a
+    cache); a session passes one that caches for the next ``input.md``."""
     _backend: SearchBackend | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -278,7 +281,18 @@ def _execute(action: Execute, rt: Runtime, started: float) -> ActionResult:
 
 def _read(action: Read, rt: Runtime, started: float) -> ActionResult:
     if action.resource.kind == "url":
-        return _ok(action, started, "The URL is fetched when the next turn's input.md is built.")
+        from plankit.teddy.context.urls import FetchError, fetch_url
+
+        url = action.resource.target
+        try:
+            text = rt.fetch(url) if rt.fetch is not None else fetch_url(url, None, root=rt.root)
+        except FetchError as exc:
+            return _failed(action, started, f"the URL cannot be fetched: {exc}")
+        return _ok(
+            action,
+            started,
+            f"Fetched ({len(text):,} characters); added to the next turn's context.",
+        )
     target = resolve(rt.root, action.resource.target)
     check_protected(rt.root, action.resource.target, rt.config, read=True, real=target)
     if not rt.files.exists(target):
@@ -313,10 +327,15 @@ def _research(action: Research, rt: Runtime, started: float) -> ActionResult:
 
 
 def _chat(action: ChatWithUser, rt: Runtime, started: float) -> ActionResult:
+    question = "**Question:**\n" + fenced(action.message, "markdown")
     reply = rt.chat.reply(action.message)
     if reply is None:
-        return _ok(action, started, "No reply yet: the user answers in the next turn's message.")
-    return _ok(action, started, "**User reply:**\n" + fenced(reply, "text"))
+        return _ok(
+            action,
+            started,
+            question + "\n\nNo reply yet: the user answers in the next turn's message.",
+        )
+    return _ok(action, started, question + "\n\n**User reply:**\n" + fenced(reply, "text"))
 
 
 def _handoff(action: Invoke | Conclude, rt: Runtime, started: float) -> ActionResult:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,12 +41,11 @@ from plankit.teddy.run.journal import Journal
 from plankit.teddy.run.outcome import ExecuteError, Outcome, load_plan, now
 from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
-from plankit.teddy.run.transition import prepare_next, read_context
-from plankit.teddy.run.validate import ValidationIssue, Workspace, validate_plan
+from plankit.teddy.run.transition import prepare_next
+from plankit.teddy.run.validate import ValidationIssue, Workspace, turn_workspace, validate_plan
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
 from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
-from plankit.teddy.session.prompts import known_agents
 from plankit.textio import read_text, write_text_atomic
 
 
@@ -161,6 +160,10 @@ def _validation_report(
         end=now(),
         rationale=plan.rationale if plan else "",
         validation_errors=tuple(i.message for i in issues),
+        # every action is counted (and none ran): "8 total / 0 approved / 8 skipped"
+        results=tuple(ActionResult(a, False, "the plan failed validation") for a in plan.actions)
+        if plan
+        else (),
         notes=notes,
     )
 
@@ -248,14 +251,7 @@ def _execute_locked(
     start = now()
     plan, issues, _ = load_plan(turn.plan_path)
     if plan is not None:
-        ws = Workspace(
-            root=root,
-            turn_context=tuple(read_context(turn.context_path)),
-            memos=tuple(load_memos(root)),
-            known_agents=tuple(known_agents(root)),
-            config=config,
-        )
-        issues = validate_plan(plan, ws)
+        issues = validate_plan(plan, turn_workspace(turn, config))
     plan_rel = turn.rel("plan.md")
     journal = Journal(turn)
     try:
@@ -270,6 +266,8 @@ def _execute_locked(
             return Outcome(report.status, text, next_turn, validation=tuple(issues))
         assert plan is not None
         rt = runtime or Runtime(root, config, chat)
+        if rt.fetch is None:  # a READ's URL is fetched in its turn, cached for input.md
+            rt.fetch = _session_fetch(turn)
         checkpoint = TurnCheckpoint(turn, enabled=config.execute_checkpoint)
         try:
             run = _run(plan, approver, rt, turn.plan_path, journal, checkpoint)
@@ -373,3 +371,12 @@ def execute_plan(
         plan, root, approver=approver, chat=chat, config=config, runtime=runtime
     )
     return None, outcome
+
+
+def _session_fetch(turn: Turn) -> Callable[[str], str]:
+    """URL fetches through the session's cache, which the next ``input.md`` reads."""
+    from plankit.teddy.context.payload import URL_CACHE
+    from plankit.teddy.context.urls import fetch_url
+
+    cache, root = turn.session.path / URL_CACHE, turn.session.root
+    return lambda url: fetch_url(url, cache, root=root)
