@@ -21,6 +21,7 @@ from plankit.teddy.cli.format_cmds import parse, preprocess
 from plankit.teddy.cli.planning_cmds import plan_command, resume
 from plankit.teddy.cli.run_cmds import run_command
 from plankit.teddy.cli.session_cmds import context, get_prompt_command, new
+from plankit.teddy.cli.undo_cmds import undo
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,6 +45,7 @@ for _command in (
     plan_command,
     resume,
     run_command,
+    undo,
     get_prompt_command,
 ):
     cli.add_command(_command)

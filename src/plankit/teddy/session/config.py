@@ -7,6 +7,7 @@ preview_command: "code"       # previewer for (r)eview and (p)review
 execute:
   timeout: 600                # seconds before an EXECUTE command is stopped
   output_cap: 65536           # bytes of stdout and of stderr kept in the report
+  checkpoint: true            # keep what a turn will change first, for `teddy undo`
 context:
   max_file_bytes: 200000      # larger files are cut in input.md
   max_bytes: 100000           # input.md's budget: older reports, then AI-added files leave
@@ -24,13 +25,17 @@ protected_paths:              # paths plans may not touch (see docs/security.md)
   write: [".git", ".teddy"]   # CREATE and EDIT refused
   read: [".git"]              # READ, EDIT and handoff resources refused
 ```
-Unknown keys and wrong types are errors that name the key, never ignored.  A
+Unknown keys and wrong types are errors that name the key (with "did you mean" when
+one is close), never ignored, with one exception: the settings of teddy-cli 0.2.x that
+plankit does not use (:data:`TEDDY_CLI_KEYS`), so that a config.yaml written for it
+works here too; they are named once, in a warning on standard error.  A
 ``protected_paths`` list replaces its default: keep the default rules in it unless you
 mean to lift them.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,25 @@ PROTECTED_WRITE: tuple[str, ...] = (".git", ".teddy")
 any depth."""
 PROTECTED_READ: tuple[str, ...] = (".git",)
 """Default ``protected_paths.read``: git's data (remote URLs can carry credentials)."""
+TEDDY_CLI_KEYS: frozenset[str] = frozenset(
+    {
+        "editor",
+        "diff_flags",
+        "execution",
+        "read",
+        "yolo_default",
+        "yolo_guardrails",
+        "auto_pruning",
+        "llm",
+        "research.max_results",
+    }
+)
+"""Settings of teddy-cli 0.2.x's config.yaml (as its bundled config.yaml lists them)
+that plankit does not read: accepted with a warning, never an error.  A top-level name
+covers everything under it.  plankit's nearest equivalents: ``editor`` →
+``preview_command``, ``llm.model`` → ``model``, ``execution.default_timeout_seconds``
+→ ``execute.timeout``, ``yolo_guardrails`` → ``teddy run --max-turns/--max-cost``,
+``auto_pruning`` → ``context.max_bytes``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +81,9 @@ class Config:
     """The previewer command; the file to show is passed as its last argument."""
     execute_timeout: float = 600.0
     """Seconds before a running EXECUTE command is stopped."""
+    execute_checkpoint: bool = True
+    """Whether a turn's files are checkpointed before it runs (``teddy undo`` needs it;
+    see :mod:`plankit.teddy.run.checkpoint`)."""
     output_cap: int = 65536
     """Bytes of stdout and of stderr kept for the report, each."""
     context_max_file_bytes: int = 200_000
@@ -90,6 +117,7 @@ _SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "preview_command": ("preview_command", str),
     "execute.timeout": ("execute_timeout", (int, float)),
     "execute.output_cap": ("output_cap", int),
+    "execute.checkpoint": ("execute_checkpoint", bool),
     "context.max_file_bytes": ("context_max_file_bytes", int),
     "context.max_bytes": ("context_max_bytes", int),
     "context.max_tokens": ("context_max_tokens", int),
@@ -115,6 +143,20 @@ def _flatten(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_WARNED: set[str] = set()
+
+
+def _warn_foreign(path: Path, keys: list[str]) -> None:
+    """Name teddy-cli's settings once per file and process, on standard error."""
+    if not keys or str(path) in _WARNED:
+        return
+    _WARNED.add(str(path))
+    sys.stderr.write(
+        f"teddy: {path}: ignoring teddy-cli settings plankit does not use: "
+        f"{', '.join(keys)} (plankit's settings: docs/teddy-sessions.md)\n"
+    )
+
+
 def load_config(root: Path) -> Config:
     """Read ``<root>/.teddy/config.yaml`` (defaults when it does not exist)."""
     from plankit.teddy.session.yamlio import load_yaml
@@ -125,9 +167,15 @@ def load_config(root: Path) -> Config:
         raise InputError("config.yaml must be a mapping of settings", path=str(path))
     values: dict[str, Any] = {}
     data = dict(data)
+    foreign = [str(k) for k in data if k in TEDDY_CLI_KEYS]
+    for key in foreign:
+        del data[key]
     if "prices" in data:
         values["prices"] = _prices(data.pop("prices"), path)
     for key, value in _flatten(data).items():
+        if key in TEDDY_CLI_KEYS:
+            foreign.append(key)
+            continue
         if key in _SECTIONS:
             keys = ", ".join(k.split(".", 1)[1] for k in _SCHEMA if k.startswith(key + "."))
             raise InputError(
@@ -147,6 +195,15 @@ def load_config(root: Path) -> Config:
         if key.startswith("network."):
             values[attr] = _network(key, value, path)
             continue
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise InputError(
+                    f"'{key}' must be true or false, not {value!r}",
+                    code="bad-config",
+                    path=str(path),
+                )
+            values[attr] = value
+            continue
         if kind is list:
             values[attr] = _rules(key, value, path)
             continue
@@ -158,6 +215,7 @@ def load_config(root: Path) -> Config:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
             raise InputError(f"'{key}' must be positive", code="bad-config", path=str(path))
         values[attr] = value
+    _warn_foreign(path, foreign)
     return Config(**values)
 
 
