@@ -40,6 +40,7 @@ def outcome_json(turn: Turn | None, outcome: Outcome, plan: str) -> dict[str, ob
 @click.option("--model", help="Re-plan after a validation failure with this model.")
 @click.option("--manual", is_flag=True, help="Re-plan by hand after a validation failure.")
 @click.option("--no-replan", is_flag=True, help="No corrected plan after a validation failure.")
+@click.option("--check", is_flag=True, help="Only validate: exit 0 or 1, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def execute(
     plan: str | None,
@@ -49,6 +50,7 @@ def execute(
     manual: bool = False,
     no_replan: bool = False,
     as_json: bool = False,
+    check: bool = False,
 ) -> None:
     """Validate, approve and execute a plan, then prepare the next turn.
 
@@ -60,7 +62,12 @@ def execute(
     When a session's plan fails validation, the model that wrote it (or --model,
     TEDDY_MODEL, config.yaml; --manual: by hand) gets the errors and writes a corrected
     plan in the next turn, at most replan.max_attempts times; nothing else runs.
+    With --check: validation only, nothing written (not even the journal).
     """
+    if check:
+        from plankit.teddy.cli.check_cmds import check_only
+
+        check_only(plan, session_name, as_json)
     from plankit.errors import InputError
     from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
     from plankit.teddy.run.actions import Progress, Runtime
