@@ -490,3 +490,151 @@ def test_an_issue_is_a_diagnostic_with_its_line_code_and_message() -> None:
     assert ValidationIssue(None, 0, "Memos: …").diagnostic() == Diagnostic(
         0, "invalid-plan", "Memos: …"
     )
+
+
+# --- protected paths ----------------------------------------------------------------------
+
+
+def _protected(suffix: str) -> str:
+    return (
+        f"protected path: plans may not {suffix} (protected_paths."
+        + ("write" if suffix.startswith("create") else "read")
+        + " in .teddy/config.yaml; change that list to allow it)"
+    )
+
+
+@pytest.fixture
+def with_git(root: Path) -> Path:
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    (root / ".teddy").mkdir()
+    (root / ".teddy" / "memos.yaml").write_text("- a\n", encoding="utf-8")
+    os.symlink(root / ".git", root / "g")
+    return root
+
+
+def test_by_default_plans_may_not_write_git_or_teddy_nor_read_git(with_git: Path) -> None:
+    plan = _plan(
+        Create(".git/hooks/pre-commit", "x", line=1),
+        _edit(".teddy/memos.yaml", ("a", "b"), line=2),
+        Read(_file("file", ".git/config"), line=3),
+        Read(_file("file", "g/config"), line=5),
+        Conclude((".git/config",), line=8),
+        Invoke("Architect", ("g/config",), line=9),
+    )
+    write = _protected("create or edit paths matching '{}'")
+    read = _protected("read paths matching '.git'")
+    assert _issues(plan, with_git) == [
+        (1, 1, "protected-path", "`CREATE` on `.git/hooks/pre-commit`: " + write.format(".git")),
+        (2, 2, "protected-path", "`EDIT` on `.teddy/memos.yaml`: " + write.format(".teddy")),
+        (3, 3, "protected-path", "`READ` on `.git/config`: " + read),
+        (4, 5, "protected-path", "`READ` on `g/config`: leads to `.git/config`, a " + read),
+        (5, 8, "protected-path", "`CONCLUDE` on `.git/config`: " + read),
+        (6, 9, "protected-path", "`INVOKE` on `g/config`: leads to `.git/config`, a " + read),
+    ]
+
+
+def test_what_is_only_write_protected_may_be_read_pruned_and_run_in(with_git: Path) -> None:
+    plan = _plan(
+        Read(_file("file", ".teddy/memos.yaml")),
+        Prune(_file("file", ".git/config")),
+        Execute("ls", cwd=".teddy"),
+        Execute("ls", cwd=".git"),
+        Conclude((".teddy/memos.yaml",)),
+    )
+    assert _issues(plan, with_git) == []
+
+
+@pytest.mark.parametrize(
+    ("write", "read", "code"),
+    [
+        (("gen",), (), "protected-path"),  # EDIT writes
+        ((), ("gen",), "protected-path"),  # and reads
+        ((), (), None),
+    ],
+)
+def test_edit_is_checked_as_a_write_and_as_a_read(
+    root: Path, write: tuple[str, ...], read: tuple[str, ...], code: str | None
+) -> None:
+    from plankit.teddy.session.config import Config
+
+    (root / "gen").mkdir()
+    (root / "gen" / "out.py").write_text("v = 1\n", encoding="utf-8")
+    config = Config(protected_write=write, protected_read=read)
+    issues = _issues(_plan(_edit("gen/out.py", ("v = 1", "v = 2"))), root, config=config)
+    assert [i[2] for i in issues] == ([code] if code else [])
+
+
+# --- context entries as they are written --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "turn", "shared"),
+    [
+        ("src/m.py", ("src/m.py",), ()),
+        ("./src//m.py", ("src/m.py",), ()),
+        ("src/m.py", (), ("/src/m.py",)),
+        ("src/m.py", ("README.md",), ("src/m.py",)),
+        ("Xm.py", ("/Xm.py/",), ()),
+        ("Xm.py", (), ("/Xm.py",)),
+    ],
+)
+def test_an_edit_may_target_the_turns_or_the_shared_context(
+    root: Path, path: str, turn: tuple[str, ...], shared: tuple[str, ...]
+) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("old\n", encoding="utf-8")
+    plan = _plan(_edit(path, ("old", "new")))
+    assert _issues(plan, root, turn_context=turn, shared_context=shared) == []
+
+
+def test_a_prune_may_only_target_the_turns_context(root: Path) -> None:
+    plan = _plan(Prune(_file("file", "a.py"), line=4))
+    assert _issues(plan, root, turn_context=(), shared_context=("a.py",)) == [
+        (1, 4, "not-in-context", "`PRUNE` on `a.py`: the resource is not in the turn's context")
+    ]
+
+
+@pytest.mark.parametrize(("target", "entry"), [("docs/", "docs"), ("Xdocs", "/Xdocs/")])
+def test_a_prune_matches_context_entries_whatever_their_slashes(
+    root: Path, target: str, entry: str
+) -> None:
+    assert _issues(_plan(Prune(_file("file", target))), root, turn_context=(entry,)) == []
+
+
+def test_an_edit_with_a_refused_path_does_not_stop_the_checks_of_later_actions(
+    root: Path,
+) -> None:
+    plan = _plan(_edit("../x.py", ("a", "b"), line=3), Create("a.py", "x", line=9))
+    assert [i[:3] for i in _issues(plan, root)] == [
+        (1, 3, "path-refused"),
+        (2, 9, "file-exists"),
+    ]
+
+
+# --- the workspace of a session turn ------------------------------------------------------
+
+
+def test_a_turns_workspace_has_its_context_the_shared_context_memos_and_agents(
+    tmp_path: Path,
+) -> None:
+    from plankit.teddy.run.validate import turn_workspace
+    from plankit.teddy.session.config import Config
+    from plankit.teddy.session.layout import create_session
+    from plankit.teddy.session.prompts import get_prompt
+
+    session = create_session(tmp_path, "ws", get_prompt("Developer"), "Developer")
+    turn = session.latest()
+    turn.context_path.write_text("a.py\n# a comment\n/b.py\n", encoding="utf-8")
+    session.context_path.write_text("docs/s.md\n", encoding="utf-8")
+    (tmp_path / ".teddy" / "global.context").write_text("g.md\n", encoding="utf-8")
+    (tmp_path / ".teddy" / "memos.yaml").write_text("- use uv\n", encoding="utf-8")
+    config = Config(protected_write=("x",))
+    ws = turn_workspace(turn, config)
+    assert ws.root == tmp_path
+    assert ws.turn_context == ("a.py", "/b.py")
+    assert ws.shared_context == ("docs/s.md", "g.md")
+    assert ws.memos == ("use uv",)
+    assert ws.known_agents is not None and "Developer" in ws.known_agents
+    assert ws.config is config
