@@ -11,140 +11,30 @@ error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from plankit.checklist.cli_common import (
+    EXIT_FAILED,
+    call,
+    echo_json,
+    fail,
+    findings_of,
+    no_plan,
+    plan_json,
+    print_task,
+    store_options,
+    task_line,
+    tolerant_output,
+    warn,
+    where_label,
+)
+from plankit.checklist.cli_edit import COMMANDS as EDIT_COMMANDS
 
 if TYPE_CHECKING:
     from plankit.checklist.manager import PlanManager
     from plankit.checklist.model import PlanTask
-    from plankit.errors import Diagnostic
-
-F = TypeVar("F", bound=Callable[..., Any])
-R = TypeVar("R")
-
-EXIT_FAILED = 1
-
-
-def store_options(fn: F) -> F:
-    """``--store``, ``--cell``, ``--credentials`` and ``--json``."""
-    fn = click.option("--json", "as_json", is_flag=True, help="Print one JSON value.")(fn)
-    fn = click.option(
-        "--credentials",
-        type=click.Path(dir_okay=False),
-        envvar="PLANKIT_GOOGLE_CREDENTIALS",
-        help="Google credentials file (service-account key or OAuth client), for gsheets:.",
-    )(fn)
-    fn = click.option(
-        "--cell",
-        default="AGENT_BASE!C2",
-        show_default=True,
-        envvar="PLANKIT_CELL",
-        help="The cell holding the plan; the marker goes in the cell above.",
-    )(fn)
-    fn = click.option(
-        "--store",
-        default="PLAN.md",
-        show_default=True,
-        envvar="PLANKIT_STORE",
-        help="Where the plan lives: a .md file, a .xlsx workbook, or gsheets:<spreadsheet id>.",
-    )(fn)
-    return fn
-
-
-def _echo_json(value: Any) -> None:
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    try:
-        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        text = json.dumps(value)  # \u escapes: the same JSON on any console
-    click.echo(text)
-
-
-def _tolerant_output() -> None:
-    """Let standard output and error print what their encoding cannot (a cp1252 console
-    and ✅): such characters become ``?`` instead of an error after the plan was
-    already written."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            import contextlib
-
-            with contextlib.suppress(ValueError, OSError):  # a stream that refuses
-                reconfigure(errors="replace")
-
-
-def _fail(message: str, diagnostics: list[Diagnostic], as_json: bool) -> NoReturn:
-    """Exit 1 with ``message`` on stderr (and, with --json, the diagnostics on stdout)."""
-    if as_json:
-        from plankit.errors import diagnostics_json
-
-        _echo_json({"errors": diagnostics_json(diagnostics)})
-    click.echo(f"plankit checklist: {message}", err=True)
-    sys.exit(EXIT_FAILED)
-
-
-def _call(
-    store: str,
-    cell: str,
-    credentials: str | None,
-    as_json: bool,
-    action: Callable[[PlanManager], R],
-) -> R:
-    """Run ``action`` on a manager for the store; any plankit error ends the command."""
-    from plankit.checklist.manager import PlanManager
-    from plankit.checklist.stores import open_store
-    from plankit.errors import PlankitError, diagnostics_of
-
-    try:
-        manager = PlanManager(open_store(store, cell=cell, credentials=credentials), cell)
-        return action(manager)
-    except PlankitError as exc:
-        _fail(str(exc), diagnostics_of(exc), as_json)
-
-
-def _no_plan(where: str, as_json: bool) -> NoReturn:
-    from plankit.errors import Diagnostic
-
-    message = f"no plan in {where}; run `plankit checklist init` or `plankit checklist create`"
-    _fail(message, [Diagnostic(0, "no-plan", message)], as_json)
-
-
-def _task_line(task: PlanTask) -> str:
-    from plankit.checklist.render import task_text
-
-    return task_text(task)
-
-
-def _findings(plan_text: str) -> list[Diagnostic]:
-    from plankit.checklist.lint import lint_plan
-
-    return lint_plan(plan_text)
-
-
-def _where(store: str, cell: str) -> str:
-    """How findings name the plan: the file for a Markdown store, else the store and cell."""
-    from plankit.checklist.stores import is_markdown_store
-
-    return store if is_markdown_store(store) else f"{store} ({cell})"
-
-
-def _warn(findings: list[Diagnostic], store: str, cell: str) -> None:
-    """The findings on standard error, one line each."""
-    where = _where(store, cell)
-    for finding in findings:
-        click.echo(f"plankit checklist: warning: {finding.format(where)}", err=True)
-
-
-def _plan_json(plan: Any, findings: list[Diagnostic]) -> dict[str, Any]:
-    from plankit.errors import diagnostics_json
-
-    data: dict[str, Any] = plan.to_dict()
-    data["warnings"] = diagnostics_json(findings)
-    return data
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -161,8 +51,14 @@ def checklist() -> None:
     plankit checklist start|done STEP           mark a step in progress / done
     plankit checklist block STEP REASON         mark a step blocked
     plankit checklist review STEP NOTE          ask a person to review a step
+    plankit checklist set STEP STATUS [NOTE]    any status; reopen STEP: back to todo
+    plankit checklist add-step TEXT --after 1.2 steps and phases change, progress kept
     """
-    _tolerant_output()
+    tolerant_output()
+
+
+for _command in EDIT_COMMANDS:
+    checklist.add_command(_command)
 
 
 @checklist.command()
@@ -172,15 +68,15 @@ def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 
     An existing plan is kept as it is; running init again changes nothing.
     """
-    plan = _call(store, cell, credentials, as_json, lambda m: m.init_plan(raise_errors=True))
-    findings = _findings(plan.raw)
+    plan = call(store, cell, credentials, as_json, lambda m: m.init_plan(raise_errors=True))
+    findings = findings_of(plan.raw)
     if as_json:
-        _echo_json(_plan_json(plan, findings))
+        echo_json(plan_json(plan, findings))
         return
     from plankit.checklist.render import progress_text
 
     click.echo(f"{store} ({cell}): {plan.title} [{progress_text(plan.progress)}]")
-    _warn(findings, store, cell)
+    warn(findings, store, cell)
 
 
 @checklist.command()
@@ -188,12 +84,12 @@ def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 @click.option("--markdown", is_flag=True, help="Print the plan's Markdown as stored.")
 def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown: bool) -> None:
     """Show the plan with its progress per phase and overall."""
-    plan, where = _call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
+    plan, where = call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
     if plan is None:
-        _no_plan(where, as_json)
-    findings = _findings(plan.raw)
+        no_plan(where, as_json)
+    findings = findings_of(plan.raw)
     if as_json:
-        _echo_json(_plan_json(plan, findings))
+        echo_json(plan_json(plan, findings))
         return
     if markdown:
         click.echo(plan.raw, nl=not plan.raw.endswith("\n"))
@@ -201,7 +97,7 @@ def show(store: str, cell: str, credentials: str | None, as_json: bool, markdown
         from plankit.checklist.render import format_plan
 
         click.echo(format_plan(plan))
-    _warn(findings, store, cell)
+    warn(findings, store, cell)
 
 
 @checklist.command()
@@ -212,16 +108,16 @@ def lint(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
 
     Exits 1 when something is found, 0 when the plan is read completely.
     """
-    plan, where = _call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
+    plan, where = call(store, cell, credentials, as_json, lambda m: (m.get_plan(), m.where))
     if plan is None:
-        _no_plan(where, as_json)
-    findings = _findings(plan.raw)
+        no_plan(where, as_json)
+    findings = findings_of(plan.raw)
     if as_json:
         from plankit.errors import diagnostics_json
 
-        _echo_json({"warnings": diagnostics_json(findings)})
+        echo_json({"warnings": diagnostics_json(findings)})
     else:
-        where = _where(store, cell)
+        where = where_label(store, cell)
         for finding in findings:
             click.echo(finding.format(where))
         if not findings:
@@ -239,22 +135,22 @@ def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None
         plan = m.get_plan()
         return (None, None, m.where) if plan is None else (plan.next_task(), plan, m.where)
 
-    task, plan, where = _call(store, cell, credentials, as_json, find)
-    findings = _findings(plan.raw) if plan is not None else []
+    task, plan, where = call(store, cell, credentials, as_json, find)
+    findings = findings_of(plan.raw) if plan is not None else []
     if task is None and findings:
         # "nothing left" would be wrong: the plan has steps nobody can read
-        _warn(findings, store, cell)
-        _fail(
+        warn(findings, store, cell)
+        fail(
             "no todo step was read, but the plan has problems (see the warnings, or "
             "`plankit checklist lint`); fix them before concluding that nothing is left",
             findings,
             as_json,
         )
     if as_json:
-        _echo_json(task.to_dict() if task else None)
+        echo_json(task.to_dict() if task else None)
     elif task is not None:
         click.echo(f"{task.step} {task.title}")
-        _warn(findings, store, cell)
+        warn(findings, store, cell)
     elif plan is None:
         click.echo(f"no plan in {where}", err=True)
     else:
@@ -263,19 +159,12 @@ def next_(store: str, cell: str, credentials: str | None, as_json: bool) -> None
         click.echo(f"no todo step left [{progress_text(plan.progress)}]", err=True)
 
 
-def _print_task(task: PlanTask, as_json: bool) -> None:
-    if as_json:
-        _echo_json(task.to_dict())
-    else:
-        click.echo(_task_line(task))
-
-
 @checklist.command()
 @store_options
 @click.argument("step")
 def start(store: str, cell: str, credentials: str | None, as_json: bool, step: str) -> None:
     """Mark STEP in progress [/]."""
-    _print_task(_call(store, cell, credentials, as_json, lambda m: m.start_task(step)), as_json)
+    print_task(call(store, cell, credentials, as_json, lambda m: m.start_task(step)), as_json)
 
 
 @checklist.command()
@@ -283,7 +172,7 @@ def start(store: str, cell: str, credentials: str | None, as_json: bool, step: s
 @click.argument("step")
 def done(store: str, cell: str, credentials: str | None, as_json: bool, step: str) -> None:
     """Mark STEP done [x] with today's date."""
-    _print_task(_call(store, cell, credentials, as_json, lambda m: m.complete_task(step)), as_json)
+    print_task(call(store, cell, credentials, as_json, lambda m: m.complete_task(step)), as_json)
 
 
 @checklist.command()
@@ -300,8 +189,8 @@ def block(
 ) -> None:
     """Mark STEP blocked [>] with REASON (the rest of the line)."""
     text = " ".join(reason)
-    task = _call(store, cell, credentials, as_json, lambda m: m.block_task(step, text))
-    _print_task(task, as_json)
+    task = call(store, cell, credentials, as_json, lambda m: m.block_task(step, text))
+    print_task(task, as_json)
 
 
 @checklist.command()
@@ -313,20 +202,20 @@ def review(
 ) -> None:
     """Mark STEP for a person's review [!] with NOTE (the rest of the line)."""
     text = " ".join(note)
-    task = _call(store, cell, credentials, as_json, lambda m: m.review_task(step, text))
-    _print_task(task, as_json)
+    task = call(store, cell, credentials, as_json, lambda m: m.review_task(step, text))
+    print_task(task, as_json)
 
 
 @checklist.command()
 @store_options
 def reviews(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
     """List the steps waiting for review."""
-    tasks = _call(store, cell, credentials, as_json, lambda m: m.get_review_tasks())
+    tasks = call(store, cell, credentials, as_json, lambda m: m.get_review_tasks())
     if as_json:
-        _echo_json([t.to_dict() for t in tasks])
+        echo_json([t.to_dict() for t in tasks])
         return
     for task in tasks:
-        click.echo(_task_line(task))
+        click.echo(task_line(task))
     if not tasks:
         click.echo("no step is waiting for review", err=True)
 
@@ -376,7 +265,7 @@ def create(
     An existing plan (other than the starter plan) is replaced only with --force.
     """
     specs = [_parse_phase(p) for p in phases]
-    plan = _call(
+    plan = call(
         store,
         cell,
         credentials,
@@ -384,7 +273,7 @@ def create(
         lambda m: m.create_plan(title, goal, specs, replace=force),
     )
     if as_json:
-        _echo_json(plan.to_dict())
+        echo_json(plan.to_dict())
         return
     click.echo(
         f"{store} ({cell}): created {plan.title!r} with {len(plan.phases)} "
@@ -401,9 +290,9 @@ def note(
 ) -> None:
     """Add a line to the plan's Notes."""
     line = " ".join(text)
-    written = _call(store, cell, credentials, as_json, lambda m: m.append_note(line))
+    written = call(store, cell, credentials, as_json, lambda m: m.append_note(line))
     if as_json:
-        _echo_json({"note": written})
+        echo_json({"note": written})
     else:
         click.echo("note added", err=True)
 
@@ -424,6 +313,6 @@ def prompt(cell: str, as_json: bool) -> None:
 
     text = agent_prompt(cell)
     if as_json:
-        _echo_json({"prompt": text})
+        echo_json({"prompt": text})
     else:
         click.echo(text, nl=False)

@@ -1,4 +1,5 @@
-"""PlanManager: the eight operations of the spec (and ``append_note``) on a store.
+"""PlanManager: the eight operations of the spec on a store, and what an agent needs
+beyond them: any status, notes, structural edits that keep progress, lint.
 
 The plan lives in one cell (``AGENT_BASE!C2`` by default); the cell above it holds the
 marker ``PLAN.md Contents`` once the plan system is set up.  Every method reads the
@@ -14,8 +15,9 @@ import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+from plankit.checklist import restructure
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import (
     AmbiguousStepError,
@@ -24,8 +26,9 @@ from plankit.checklist.errors import (
     PlanExistsError,
     UnknownStepError,
 )
+from plankit.checklist.lint import lint_plan
 from plankit.checklist.locate import analyze
-from plankit.checklist.model import PhaseInput, Plan, PlanTask, TaskStatus
+from plankit.checklist.model import Phase, PhaseInput, Plan, PlanAnalysis, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
 from plankit.checklist.render import (
@@ -43,7 +46,9 @@ from plankit.checklist.stores.base import (
     store_label,
 )
 from plankit.checklist.structure import Structure
-from plankit.errors import InputError
+from plankit.errors import Diagnostic, InputError
+
+R = TypeVar("R")
 
 DEFAULT_CELL = "AGENT_BASE!C2"
 """Where the spec keeps the plan."""
@@ -280,6 +285,108 @@ class PlanManager:
             self._check_size(updated)
             s.set_cell(self.cell, updated)
         return note
+
+    # --- structure (progress kept) -------------------------------------------------------
+
+    def _edit(self, change: Callable[[str], tuple[str, R]]) -> tuple[str, R]:
+        """Apply ``change`` to the plan's text under one lock; write it if it changed."""
+        with self._session() as s:
+            text, _ = self._read(s)
+            updated, result = change(text)
+            if updated != text:
+                self._check_size(updated)
+                s.set_cell(self.cell, updated)
+        return updated, result
+
+    def add_step(
+        self,
+        text: str,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+        phase: int | None = None,
+    ) -> PlanTask:
+        """Add a todo step after a step, before one, or at the end of a phase; the steps
+        that follow are renumbered, every status kept.  Returns the new task."""
+        updated, step = self._edit(
+            lambda t: restructure.add_step(t, text, after=after, before=before, phase=phase)
+        )
+        task = parse_plan(updated).task(step)
+        assert task is not None
+        return task
+
+    def remove_step(self, step: str) -> PlanTask:
+        """Remove a step (and its sub-steps); the steps after it are renumbered.  Returns
+        the task as it was."""
+        removed: list[PlanTask] = []
+
+        def change(text: str) -> tuple[str, None]:
+            task = parse_plan(text).task(str(step).strip())
+            updated = restructure.remove_step(text, str(step))
+            assert task is not None
+            removed.append(task)
+            return updated, None
+
+        self._edit(change)
+        return removed[0]
+
+    def add_phase(self, name: str, steps: Sequence[str] = (), *, after: int | None = None) -> Phase:
+        """Add a phase of todo steps after phase ``after`` (0: first; None: last); the
+        phases after it are renumbered with their steps.  Returns the new phase."""
+        updated, number = self._edit(
+            lambda t: restructure.add_phase(t, name, list(steps), after=after)
+        )
+        return next(p for p in parse_plan(updated).phases if p.number == number)
+
+    def rename_phase(self, number: int, name: str) -> Phase:
+        """Rename phase ``number``; its steps are untouched."""
+        updated, _ = self._edit(lambda t: (restructure.rename_phase(t, number, name), None))
+        return next(p for p in parse_plan(updated).phases if p.number == int(number))
+
+    def answer_question(self, question: int | str, answer: str) -> str:
+        """Write the answer after a question of the Questions section (its 1-based number
+        or the start of its text); returns the question as now written."""
+        return self._edit(lambda t: restructure.answer_question(t, question, answer))[1]
+
+    def set_goal(self, goal: str) -> str:
+        """Replace the goal; returns it as written (on one line)."""
+        updated, _ = self._edit(lambda t: (restructure.set_goal(t, goal), None))
+        return parse_plan(updated).goal
+
+    def set_analysis(
+        self,
+        *,
+        spreadsheet: str | None = None,
+        key_sheets: Sequence[str] | None = None,
+        read: Sequence[str] | None = None,
+        write: Sequence[str] | None = None,
+        current_state: str | None = None,
+    ) -> PlanAnalysis:
+        """Set fields of the Analysis section (None keeps a field); returns them all."""
+        return self._edit(
+            lambda t: restructure.set_analysis(
+                t,
+                spreadsheet=spreadsheet,
+                key_sheets=key_sheets,
+                read=read,
+                write=write,
+                current_state=current_state,
+            )
+        )[1]
+
+    def reopen_task(self, step: str) -> PlanTask:
+        """Set ``step`` back to todo ``[ ]`` (its date or note is dropped)."""
+        return self._set(step, TaskStatus.TODO)
+
+    def current_task(self) -> PlanTask | None:
+        """The first task in progress ``[/]``: where an agent that resumes picks up."""
+        plan = self.get_plan()
+        return None if plan is None else plan.current_task()
+
+    def lint(self) -> list[Diagnostic]:
+        """What the reader cannot see in the plan (:func:`plankit.checklist.lint.lint_plan`)."""
+        text, _ = self._read(self.store)
+        return lint_plan(text)
 
 
 def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:

@@ -176,6 +176,37 @@ class Phase:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanAnalysis:
+    """The Analysis section read as the spec's ``PlanAnalysis`` fields.
+
+    A value that is only a template placeholder (``[sheet names]``) reads as unset.
+    """
+
+    spreadsheet: str = ""
+    """``Spreadsheet: …`` ('' when absent or a placeholder)."""
+    key_sheets: tuple[str, ...] = ()
+    """``Key sheets: A, B`` split at commas."""
+    read: tuple[str, ...] = ()
+    """Each ``Read: Sheet!A1:B2 (what)`` line, under ``Target ranges:`` or not."""
+    write: tuple[str, ...] = ()
+    """Each ``Write: …`` line."""
+    current_state: str | None = None
+    """``Current state: …``, if any."""
+    other: tuple[str, ...] = ()
+    """Every other line of the section (``Dependencies: …``), as written."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the spec's fields in snake case, plus ``other``."""
+        return {
+            "spreadsheet": self.spreadsheet,
+            "key_sheets": list(self.key_sheets),
+            "target_ranges": {"read": list(self.read), "write": list(self.write)},
+            "current_state": self.current_state,
+            "other": list(self.other),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A parsed PLAN.md checklist."""
 
@@ -199,6 +230,13 @@ class Plan:
     def tasks(self) -> tuple[PlanTask, ...]:
         """Every task of every phase, in document order."""
         return tuple(t for p in self.phases for t in p.tasks)
+
+    @property
+    def analysis_fields(self) -> PlanAnalysis | None:
+        """:attr:`analysis` read as the spec's ``PlanAnalysis`` (None without one)."""
+        from plankit.checklist.analysis import parse_analysis
+
+        return parse_analysis(self.analysis)
 
     @property
     def progress(self) -> Progress:
@@ -225,12 +263,34 @@ class Plan:
         """Every task waiting for review, in document order."""
         return [t for t in self.tasks if t.status is TaskStatus.REVIEW]
 
+    def open_questions(self) -> list[str]:
+        """The questions not answered yet (no `` — Answer: …``), template placeholders
+        such as ``[Any clarifying questions]`` left out."""
+        out = []
+        for question in self.questions or ():
+            if question.startswith("[") and question.endswith("]"):
+                continue
+            if " — answer:" in question.lower():
+                continue
+            out.append(question)
+        return out
+
+    def current_task(self) -> PlanTask | None:
+        """The first task in progress (``[/]``), in document order: where an agent that
+        resumes picks up; None when no task is in progress."""
+        for task in self.tasks:
+            if task.status is TaskStatus.DOING:
+                return task
+        return None
+
     def to_dict(self, *, raw: bool = True) -> dict[str, Any]:
         """The JSON form used by ``--json`` (``raw`` leaves out the Markdown when False)."""
+        fields = self.analysis_fields
         out: dict[str, Any] = {
             "title": self.title,
             "goal": self.goal,
             "analysis": self.analysis,
+            "analysis_fields": fields.to_dict() if fields is not None else None,
             "questions": list(self.questions) if self.questions is not None else None,
             "phases": [p.to_dict() for p in self.phases],
             "notes": self.notes,

@@ -203,8 +203,8 @@ def format_plan(plan: Plan) -> str:
     reviews = plan.review_tasks()
     if reviews:
         out.append("Waiting for review: " + ", ".join(t.step for t in reviews))
-    questions = [q for q in plan.questions or () if not (q.startswith("[") and q.endswith("]"))]
-    if questions:  # a template's "[Any clarifying questions]" is not a question
+    questions = plan.open_questions()
+    if questions:
         out.append("")
         out.append("Questions for the user:")
         out += [f"  - {q}" for q in questions]

@@ -1,0 +1,492 @@
+"""Changing a plan's structure and keeping its progress: steps and phases added,
+removed, renamed and renumbered; questions answered; the goal and the Analysis
+rewritten.
+
+Each function takes the plan's Markdown and returns the new Markdown (and what was
+made).  Only the lines concerned change: a task line that is renumbered keeps its
+checkbox, its title, its date and its note; every other line keeps every byte (line
+endings included).  Steps are renumbered as a person would: adding ``1.3`` after
+``1.2`` makes the old ``1.3`` ``1.4`` (and its sub-step ``1.3.1`` ``1.4.1``); removing a
+step closes the gap.  Text that mentions a step number ("waiting for 2.1") is not
+rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from plankit.checklist.analysis import parse_analysis, render_analysis
+from plankit.checklist.errors import AmbiguousStepError, UnknownStepError
+from plankit.checklist.locate import analyze
+from plankit.checklist.model import PlanAnalysis
+from plankit.checklist.render import one_line
+from plankit.checklist.structure import (
+    _PHASE_TEXT_RE,
+    _SECTIONS,
+    NEWLINE_RE,
+    TASK_LINE_RE,
+    PhaseSlot,
+    Structure,
+)
+from plankit.errors import InputError
+from plankit.markdown.tree import Heading, ListBlock, Paragraph, parse_document, walk
+
+_STEP_RE = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_PHASE_HEAD_RE = re.compile(r"([ \t]*#{3}[ \t]+(?:Phase|phase|PHASE)[ \t]+)(\d+)(:[ \t]*)(.*)")
+_ANSWER_RE = re.compile(r"[ \t]+—[ \t]+Answer:.*$", re.IGNORECASE)
+_GOAL_RE = re.compile(r"(?:\*\*|__)?goal:(?:\*\*|__)?", re.IGNORECASE)
+
+
+class _Lines:
+    """The text as a list of lines, each with its own line ending."""
+
+    def __init__(self, text: str) -> None:
+        self.bom = "\ufeff" if text.startswith("\ufeff") else ""
+        body = text[len(self.bom) :]
+        parts: list[str] = []
+        pos = 0
+        for m in NEWLINE_RE.finditer(body):
+            parts.append(body[pos : m.end()])
+            pos = m.end()
+        parts.append(body[pos:])  # the last line ('' when the text ends with a newline)
+        self.lines = parts
+        first = NEWLINE_RE.search(body)
+        self.nl = first.group(0) if first is not None else "\n"
+
+    def text(self) -> str:
+        return self.bom + "".join(self.lines)
+
+    def content(self, line: int) -> str:
+        """1-based ``line`` without its ending."""
+        raw = self.lines[line - 1]
+        return raw.rstrip("\r\n")
+
+    def ending(self, line: int) -> str:
+        raw = self.lines[line - 1]
+        return raw[len(raw.rstrip("\r\n")) :]
+
+    def set(self, line: int, content: str) -> None:
+        self.lines[line - 1] = content + self.ending(line)
+
+    @property
+    def count(self) -> int:
+        """Number of lines (a final line ending does not start another line)."""
+        return len(self.lines) - (1 if self.lines[-1] == "" else 0)
+
+    def insert(self, before: int, contents: Sequence[str]) -> None:
+        """Insert lines before 1-based line ``before`` (``count + 1``: at the end)."""
+        new = [c + self.nl for c in contents]
+        if before <= self.count:
+            self.lines[before - 1 : before - 1] = new
+            return
+        real = self.count
+        unterminated = self.lines[-1] != ""
+        if unterminated and real:
+            self.lines[real - 1] += self.nl
+        if unterminated and new:  # the text had no final newline: keep it that way
+            new[-1] = new[-1][: -len(self.nl)]
+        self.lines[real:] = [*new, *([] if unterminated else [""])]
+
+    def delete(self, first: int, last: int) -> None:
+        """Remove 1-based lines ``first`` … ``last``."""
+        del self.lines[first - 1 : last]
+        if not self.lines:
+            self.lines = [""]
+
+    def blank(self, line: int) -> bool:
+        return 1 <= line <= len(self.lines) and not self.content(line).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Outline:
+    """What the edits need beyond the cached structure: list item spans and headings."""
+
+    item_end: dict[int, int]
+    """First line of each list item → its last non-blank line."""
+    headings: list[tuple[int, int, str]]
+    """(line, level, text) of every top-level heading."""
+    paragraphs: list[tuple[int, int, str]]
+    """(first line, last line, text) of every top-level paragraph."""
+    question_items: list[tuple[int, int]]
+    """(first line, last line) of each top-level item of the Questions section."""
+    analysis: tuple[int, int] | None
+    """(heading line, last line of the section) of the Analysis section."""
+
+
+def _outline(text: str) -> _Outline:
+    doc = parse_document(text.removeprefix("\ufeff"))
+    item_end: dict[int, int] = {}
+    for block in walk(doc.blocks):
+        if isinstance(block, ListBlock):
+            for item in block.items:
+                item_end[item.start] = item.end
+    headings: list[tuple[int, int, str]] = []
+    paragraphs: list[tuple[int, int, str]] = []
+    questions: list[tuple[int, int]] = []
+    analysis: tuple[int, int] | None = None
+    section: str | None = None
+    section_start = 0
+    last_line = 0
+    for block in doc.blocks:
+        if isinstance(block, Heading) and (
+            block.level <= 2 or _PHASE_TEXT_RE.fullmatch(block.text) is not None
+        ):
+            if section == "analysis" and analysis is None:
+                analysis = (section_start, last_line)
+            section = None
+            if block.level == 2:
+                lower = block.text.lower()
+                section = next((n for n in _SECTIONS if lower.startswith(n)), None)
+                section_start = block.start
+        if isinstance(block, Heading):
+            headings.append((block.start, block.level, block.text))
+        elif isinstance(block, Paragraph) and section is None:
+            paragraphs.append((block.start, block.end, block.text))
+        elif isinstance(block, ListBlock) and section == "questions":
+            questions += [(item.start, item.end) for item in block.items]
+        last_line = block.end
+    if section == "analysis" and analysis is None:
+        analysis = (section_start, last_line)
+    return _Outline(item_end, headings, paragraphs, questions, analysis)
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+def _phase_of(found: Structure, line: int) -> PhaseSlot:
+    for phase in found.phases:
+        if any(task_line == line for task_line, _ in phase.tasks):
+            return phase
+    raise AssertionError(line)  # pragma: no cover - callers pass task lines
+
+
+def _find_step(found: Structure, step: str) -> int:
+    """The line of the phase task ``step``; raises for an unknown or ambiguous step."""
+    step = step.strip()
+    lines = [line for phase in found.phases for line, s in phase.tasks if s == step]
+    if not lines:
+        raise UnknownStepError(step, found.steps)
+    if len(lines) > 1:
+        raise AmbiguousStepError(step, lines)
+    return lines[0]
+
+
+def _find_phase(found: Structure, number: int) -> PhaseSlot:
+    slots = [phase for phase in found.phases if phase.number == number]
+    if not slots:
+        known = ", ".join(str(p.number) for p in found.phases) or "none"
+        raise InputError(f"no Phase {number} in the plan (phases: {known})", code="unknown-phase")
+    if len(slots) > 1:
+        lines = " and ".join(str(p.line) for p in slots)
+        raise InputError(
+            f"Phase {number} is ambiguous: the headings on lines {lines} both have that "
+            "number; renumber them first",
+            code="ambiguous-phase",
+        )
+    return slots[0]
+
+
+def _renumber(
+    lines: _Lines,
+    tasks: Sequence[tuple[int, str]],
+    change: Callable[[tuple[int, ...]], tuple[int, ...] | None],
+) -> None:
+    """Give each task line of ``tasks`` the step ``change(parts)`` (None: unchanged)."""
+    for line, step in tasks:
+        parts = tuple(int(p) for p in step.split("."))
+        new = change(parts)
+        if new is None or new == parts:
+            continue
+        content = lines.content(line)
+        m = TASK_LINE_RE.fullmatch(content)
+        assert m is not None and m.group(4) == step
+        lines.set(line, content[: m.start(4)] + ".".join(map(str, new)) + content[m.end(4) :])
+
+
+def _shift(
+    level: int, prefix: tuple[int, ...], start: int, by: int, *, only: int | None = None
+) -> Callable[[tuple[int, ...]], tuple[int, ...] | None]:
+    """A renumbering: steps under ``prefix`` whose number at ``level`` is ``start`` or
+    more (exactly ``only`` when given) move by ``by``, their sub-steps with them."""
+
+    def change(parts: tuple[int, ...]) -> tuple[int, ...] | None:
+        if len(parts) <= level or parts[:level] != prefix or parts[level] < start:
+            return None
+        if only is not None and parts[level] != only:
+            return None
+        return (*parts[:level], parts[level] + by, *parts[level + 1 :])
+
+    return change
+
+
+def _clean_step_text(text: str) -> str:
+    cleaned = one_line(text)
+    if not cleaned:
+        raise InputError("the step needs a text (one line saying what to do)", code="plan-invalid")
+    return cleaned
+
+
+def add_step(
+    markdown: str,
+    text: str,
+    *,
+    after: str | None = None,
+    before: str | None = None,
+    phase: int | None = None,
+) -> tuple[str, str]:
+    """Add a todo step; return the new Markdown and the new step's number.
+
+    Exactly one place: ``after`` a step (the new one is numbered next, at the same
+    level), ``before`` a step (the new one takes its number), or at the end of
+    ``phase``.  The steps that follow are renumbered.
+    """
+    if sum(x is not None for x in (after, before, phase)) != 1:
+        raise InputError(
+            "say where the step goes: after a step, before a step, or at the end of a phase",
+            code="bad-position",
+        )
+    title = _clean_step_text(text)
+    found = analyze(markdown)
+    lines = _Lines(markdown)
+    outline = _outline(markdown)
+    if phase is not None:
+        slot = _find_phase(found, int(phase))
+        top = [(ln, s) for ln, s in slot.tasks if s.count(".") == 1]
+        numbers = [int(s.split(".")[1]) for _, s in top if int(s.split(".")[0]) == slot.number]
+        new_step = f"{slot.number}.{max(numbers, default=0) + 1}"
+        if top:
+            last_line, _ = top[-1]
+            m = TASK_LINE_RE.fullmatch(lines.content(last_line))
+            assert m is not None
+            indent, bullet = m.group(1), m.group(2)
+            at = max(outline.item_end.get(ln, ln) for ln, _ in top) + 1
+        else:
+            indent, bullet, at = "", "-", slot.line + 1
+        lines.insert(at, [f"{indent}{bullet} [ ] {new_step} {title}"])
+        return lines.text(), new_step
+    anchor = (after if after is not None else before) or ""
+    line = _find_step(found, anchor)
+    slot = _phase_of(found, line)
+    parts = tuple(int(p) for p in anchor.strip().split("."))
+    level = len(parts) - 1
+    new_parts = (*parts[:level], parts[level] + 1) if after is not None else parts
+    m = TASK_LINE_RE.fullmatch(lines.content(line))
+    assert m is not None
+    indent, bullet = m.group(1), m.group(2)
+    at = outline.item_end.get(line, line) + 1 if after is not None else line
+    _renumber(lines, slot.tasks, _shift(level, parts[:level], new_parts[level], 1))
+    new_step = ".".join(map(str, new_parts))
+    lines.insert(at, [f"{indent}{bullet} [ ] {new_step} {title}"])
+    return lines.text(), new_step
+
+
+def remove_step(markdown: str, step: str) -> str:
+    """Remove a step (its sub-steps and its indented lines with it) and renumber the
+    steps after it."""
+    found = analyze(markdown)
+    line = _find_step(found, step)
+    slot = _phase_of(found, line)
+    outline = _outline(markdown)
+    lines = _Lines(markdown)
+    parts = tuple(int(p) for p in step.strip().split("."))
+    level = len(parts) - 1
+    end = outline.item_end.get(line, line)
+    removed = {ln for ln, _ in slot.tasks if line <= ln <= end}
+    _renumber(
+        lines,
+        [(ln, s) for ln, s in slot.tasks if ln not in removed],
+        _shift(level, parts[:level], parts[level] + 1, -1),
+    )
+    lines.delete(line, end)
+    return lines.text()
+
+
+# --- phases ------------------------------------------------------------------------------
+
+
+def _phase_block(number: int, name: str, steps: Sequence[str]) -> list[str]:
+    out = [f"### Phase {number}: {name}"]
+    out += [f"- [ ] {number}.{i} {_clean_step_text(s)}" for i, s in enumerate(steps, start=1)]
+    return out
+
+
+def add_phase(
+    markdown: str, name: str, steps: Sequence[str] = (), *, after: int | None = None
+) -> tuple[str, int]:
+    """Add a phase (with todo steps) after phase ``after`` (0: first; None: last);
+    the phases after it and their steps are renumbered.  Returns the new Markdown and
+    the new phase's number."""
+    title = one_line(name)
+    if not title:
+        raise InputError("the phase needs a name", code="plan-invalid")
+    if isinstance(steps, str):
+        raise InputError("steps must be a list of lines, not one string", code="plan-invalid")
+    found = analyze(markdown)
+    lines = _Lines(markdown)
+    outline = _outline(markdown)
+    numbers = [p.number for p in found.phases]
+    if after is None:
+        number = max(numbers, default=0) + 1
+        following: list[PhaseSlot] = []
+    else:
+        if after != 0:
+            _find_phase(found, int(after))
+        number = int(after) + 1
+        following = [p for p in found.phases if p.number >= number]
+    block = _phase_block(number, title, steps)
+    for slot in following:
+        content = lines.content(slot.line)
+        m = _PHASE_HEAD_RE.fullmatch(content)
+        if m is not None:
+            lines.set(slot.line, f"{m.group(1)}{slot.number + 1}{m.group(3)}{m.group(4)}")
+        _renumber(lines, slot.tasks, _shift(0, (), slot.number, 1, only=slot.number))
+    if following:
+        at = min(p.line for p in following)
+        lines.insert(at, [*block, ""])
+        return lines.text(), number
+    # after the last phase: before the heading that ends it (Notes …), or at the end
+    last = max((p.line for p in found.phases), default=0)
+    ends = [ln for ln, level, _ in outline.headings if ln > last and level <= 3]
+    if ends:
+        at = ends[0]
+        gap = [] if lines.blank(at - 1) else [""]
+        lines.insert(at, [*gap, *block, ""])
+    else:
+        tail = lines.count
+        gap = [] if tail == 0 or lines.blank(tail) else [""]
+        lines.insert(tail + 1, [*gap, *block])
+    return lines.text(), number
+
+
+def rename_phase(markdown: str, number: int, name: str) -> str:
+    """Give phase ``number`` a new name (its steps and their progress are kept)."""
+    title = one_line(name)
+    if not title:
+        raise InputError("the phase needs a name", code="plan-invalid")
+    found = analyze(markdown)
+    slot = _find_phase(found, int(number))
+    lines = _Lines(markdown)
+    m = _PHASE_HEAD_RE.fullmatch(lines.content(slot.line))
+    if m is None:  # pragma: no cover - a phase heading always matches
+        raise InputError(f"line {slot.line} is not a phase heading", code="unknown-phase")
+    lines.set(slot.line, f"{m.group(1)}{m.group(2)}{m.group(3)}{title}")
+    return lines.text()
+
+
+# --- questions, goal, analysis ----------------------------------------------------------
+
+
+def answer_question(markdown: str, question: int | str, answer: str) -> tuple[str, str]:
+    """Write ``answer`` after the question (`` — Answer: …``; a previous answer is
+    replaced).  ``question`` is its 1-based number or the start of its text.  Returns
+    the new Markdown and the question as now written."""
+    reply = one_line(answer)
+    if not reply:
+        raise InputError("the answer is empty", code="empty-answer")
+    outline = _outline(markdown)
+    lines = _Lines(markdown)
+    items = outline.question_items
+    texts = [one_line(" ".join(lines.content(ln) for ln in range(a, b + 1))) for a, b in items]
+    if not items:
+        raise InputError("the plan has no Questions section with questions", code="no-question")
+    index: int | None = None
+    if isinstance(question, int) or str(question).strip().isdigit():
+        index = int(question) - 1
+        if not 0 <= index < len(items):
+            raise InputError(
+                f"there is no question {question}; the plan has {len(items)}",
+                code="no-question",
+            )
+    else:
+        wanted = one_line(str(question)).lower().lstrip("-*+ ")
+        hits = [i for i, t in enumerate(texts) if t.lower().lstrip("-*+ ").startswith(wanted)]
+        if len(hits) != 1:
+            listing = "; ".join(f"{i + 1}. {t.lstrip('-*+ ')[:60]}" for i, t in enumerate(texts))
+            why = "matches no question" if not hits else "matches more than one question"
+            raise InputError(f"{question!r} {why}; give its number ({listing})", code="no-question")
+        index = hits[0]
+    first, last = items[index]
+    content = _ANSWER_RE.sub("", lines.content(last).rstrip())
+    lines.set(last, f"{content} — Answer: {reply}")
+    written = one_line(" ".join(lines.content(ln) for ln in range(first, last + 1)))
+    return lines.text(), written.lstrip("-*+ ")
+
+
+def set_goal(markdown: str, goal: str) -> str:
+    """Replace the ``Goal:`` paragraph (or add one under the title)."""
+    text = one_line(goal)
+    if not text:
+        raise InputError(
+            "the goal is empty; say in one sentence what success is", code="plan-invalid"
+        )
+    outline = _outline(markdown)
+    lines = _Lines(markdown)
+    for first, last, body in outline.paragraphs:
+        m = _GOAL_RE.match(body)
+        if m is not None:
+            if last > first:
+                lines.delete(first + 1, last)
+            lines.set(first, f"{lines.content(first)[: _goal_prefix(lines.content(first))]}{text}")
+            return lines.text()
+    title = next((ln for ln, level, t in outline.headings if level == 1), None)
+    at = (title + 1) if title is not None else 1
+    lines.insert(at, ["", f"Goal: {text}"] if title is not None else [f"Goal: {text}", ""])
+    return lines.text()
+
+
+def _goal_prefix(line: str) -> int:
+    m = re.match(r"[ \t]*(?:\*\*|__)?goal:(?:\*\*|__)?[ \t]*", line, re.IGNORECASE)
+    return m.end() if m is not None else 0
+
+
+def set_analysis(
+    markdown: str,
+    *,
+    spreadsheet: str | None = None,
+    key_sheets: Sequence[str] | None = None,
+    read: Sequence[str] | None = None,
+    write: Sequence[str] | None = None,
+    current_state: str | None = None,
+) -> tuple[str, PlanAnalysis]:
+    """Set fields of the Analysis section (the others are kept, lines the fields do
+    not cover too); the section is added before the first phase when missing.  Returns
+    the new Markdown and the fields as now written."""
+    for value in (key_sheets, read, write):
+        if isinstance(value, str):
+            raise InputError(
+                "key sheets and ranges are lists of strings, not one string", code="plan-invalid"
+            )
+    found = analyze(markdown)
+    current = parse_analysis(found.analysis) or PlanAnalysis()
+    updated = PlanAnalysis(
+        spreadsheet=one_line(spreadsheet) if spreadsheet is not None else current.spreadsheet,
+        key_sheets=tuple(one_line(s) for s in key_sheets if one_line(s))
+        if key_sheets is not None
+        else current.key_sheets,
+        read=tuple(one_line(r) for r in read if one_line(r)) if read is not None else current.read,
+        write=tuple(one_line(w) for w in write if one_line(w))
+        if write is not None
+        else current.write,
+        current_state=(one_line(current_state) or None)
+        if current_state is not None
+        else current.current_state,
+        other=current.other,
+    )
+    body = render_analysis(updated)
+    outline = _outline(markdown)
+    lines = _Lines(markdown)
+    if outline.analysis is not None:
+        heading, last = outline.analysis
+        if last > heading:
+            lines.delete(heading + 1, last)
+        lines.insert(heading + 1, ["", *body])
+    else:
+        firsts = [p.line for p in found.phases]
+        questions = [
+            ln for ln, lvl, t in outline.headings if lvl == 2 and t.lower().startswith("questions")
+        ]
+        at = min([*questions, *firsts], default=lines.count + 1)
+        lines.insert(at, ["## Analysis", "", *body, ""])
+    return lines.text(), updated
