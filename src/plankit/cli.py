@@ -5,7 +5,9 @@ Subcommands are imported only when they run (or when ``--help`` lists them), so
 
 - ``plankit checklist …`` — PLAN.md checklists (:mod:`plankit.checklist.cli`);
 - ``plankit mcp`` — the MCP server over stdio (:mod:`plankit.mcp.cli`);
-- ``plankit acp run`` — drive an ACP agent and show its plan live (:mod:`plankit.acp.cli`).
+- ``plankit acp run`` — drive an ACP agent and show its plan live (:mod:`plankit.acp.cli`);
+- ``plankit board`` — every plan under a directory, live in the browser
+  (:mod:`plankit.board.cli`).
 
 Exit codes: 0 success, 1 an error or a failed check, 2 usage error, 130 interrupted.
 """
@@ -20,6 +22,7 @@ from plankit.cliutil import run
 
 SUBCOMMANDS: dict[str, str] = {
     "acp": "plankit.acp.cli:acp",
+    "board": "plankit.board.cli:board",
     "checklist": "plankit.checklist.cli:checklist",
     "mcp": "plankit.mcp.cli:mcp",
 }

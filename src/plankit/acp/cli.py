@@ -21,13 +21,24 @@ def acp() -> None:
 @click.option("--deny-all", "deny", is_flag=True, help="Reject every permission request.")
 @click.option("--json", "as_json", is_flag=True, help="Write the transcript as NDJSON instead.")
 @click.option(
+    "--board",
+    is_flag=True,
+    help="Also keep the transcript in .plankit/acp/ of the working directory, where "
+    "`plankit board` shows the agent's plan live.",
+)
+@click.option(
     "--cwd",
     type=click.Path(file_okay=False, exists=True),
     help="The session's working directory (default: the current one).",
 )
 @click.argument("words", nargs=-1, required=True, metavar="-- AGENT [ARGS…] PROMPT")
 def run_command(
-    approve: bool, deny: bool, as_json: bool, cwd: str | None, words: tuple[str, ...]
+    approve: bool,
+    deny: bool,
+    as_json: bool,
+    board: bool,
+    cwd: str | None,
+    words: tuple[str, ...],
 ) -> None:
     """Run AGENT over stdio, send PROMPT, and show its plan live until the turn ends.
 
@@ -56,5 +67,6 @@ def run_command(
         policy=policy,
         as_json=as_json,
         cwd=Path(cwd).resolve() if cwd else Path.cwd(),
+        board=board,
     )
     sys.exit(code)

@@ -374,9 +374,48 @@ def make_view(as_json: bool, policy: Policy) -> tuple[View, Any]:
     return LineView(sys.stdout), None
 
 
-def run(command: list[str], prompt: str, *, policy: Policy, as_json: bool, cwd: Path) -> int:
+class Both:
+    """Two transcript writers as one."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.first, self.second = first, second
+
+    def __call__(self, event: Any) -> None:
+        self.first(event)
+        self.second(event)
+
+
+def board_transcript(cwd: Path) -> tuple[JsonTranscript, IO[str]]:
+    """A transcript in ``.plankit/acp/`` of ``cwd`` (``--board``): ``plankit board``
+    finds it there and shows the agent's plan as it changes."""
+    import datetime as _dt
+
+    folder = cwd / ".plankit" / "acp"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    handle = (folder / f"run-{stamp}.jsonl").open("x", encoding="utf-8")
+    return JsonTranscript(handle), handle
+
+
+def run(
+    command: list[str],
+    prompt: str,
+    *,
+    policy: Policy,
+    as_json: bool,
+    cwd: Path,
+    board: bool = False,
+) -> int:
     """``plankit acp run``: the exit status."""
     view, transcript = make_view(as_json, policy)
-    return asyncio.run(
-        run_prompt(command, prompt, view=view, policy=policy, cwd=cwd, transcript=transcript)
-    )
+    handle: IO[str] | None = None
+    if board:
+        kept, handle = board_transcript(cwd)
+        transcript = Both(transcript, kept) if transcript is not None else kept
+    try:
+        return asyncio.run(
+            run_prompt(command, prompt, view=view, policy=policy, cwd=cwd, transcript=transcript)
+        )
+    finally:
+        if handle is not None:
+            handle.close()

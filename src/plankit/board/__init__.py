@@ -1,0 +1,1 @@
+"""``plankit board``: every plan in a project, live in the browser (ASGI app + static page)."""

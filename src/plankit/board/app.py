@@ -1,0 +1,180 @@
+"""The board's web app: a read-only ASGI app (Starlette) over a :class:`Catalog`.
+
+Routes::
+
+    GET /                               the page (static, no build step)
+    GET /static/{board.js,board.css}    its script and style
+    GET /api/plans                      every plan's summary
+    GET /api/plans/{id}                 one plan in full (404 when the board did not find it)
+    GET /api/plans/{id}/diff?from=A&to=B  a unified diff between two kept versions
+    GET /api/events                     server-sent events: plans added, changed, removed
+
+Nothing is ever written.  Plans are served by the id the board gave them, never by a
+path from the request, so nothing outside the root can be reached.  Requests must name
+the board's own host (``Host: 127.0.0.1:PORT`` or ``localhost``) unless a token is set,
+which closes DNS rebinding; with a token (required when listening beyond loopback) every
+request carries it as ``?token=`` or the ``X-Plankit-Token`` header.  Changes on disk
+come from :mod:`watchfiles` and reach open pages within a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from plankit.board.catalog import Catalog
+
+STATIC = {"board.js": "text/javascript", "board.css": "text/css", "index.html": "text/html"}
+"""The only files the board serves."""
+KEEPALIVE = 15.0
+"""Seconds between keep-alive comments on the event stream."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+class Hub:
+    """Fans events out to every open event stream."""
+
+    def __init__(self) -> None:
+        self.queues: set[asyncio.Queue[dict[str, Any]]] = set()
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Send ``event`` to every listener."""
+        for queue in list(self.queues):
+            queue.put_nowait(event)
+
+    @contextlib.contextmanager
+    def listen(self) -> Any:
+        """A queue receiving every event while the ``with`` block runs."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.queues.add(queue)
+        try:
+            yield queue
+        finally:
+            self.queues.discard(queue)
+
+
+def _static(name: str) -> bytes:
+    return resources.files("plankit.board").joinpath("static", name).read_bytes()
+
+
+def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> Starlette:
+    """The board for the plans under ``root`` (see the module documentation)."""
+    catalog = Catalog(root)
+    hub = Hub()
+
+    def allowed(request: Request) -> bool:
+        if token is not None:
+            given = request.query_params.get("token") or request.headers.get("x-plankit-token")
+            return given is not None and hmac.compare_digest(given, token)
+        host = request.headers.get("host", "").rsplit(":", 1)[0]
+        return host in LOOPBACK_HOSTS
+
+    def refused() -> Response:
+        return JSONResponse(
+            {"error": "forbidden: give the board's token (?token=…), as printed at start"},
+            status_code=403,
+        )
+
+    async def page(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+        return Response(_static("index.html"), media_type="text/html; charset=utf-8")
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC or name == "index.html":
+            return PlainTextResponse("not found", status_code=404)
+        return Response(_static(name), media_type=f"{STATIC[name]}; charset=utf-8")
+
+    async def plans(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+        found = await asyncio.to_thread(catalog.plans)
+        return JSONResponse({"root": str(catalog.root), "plans": found})
+
+    async def plan(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+        ref = catalog.find(request.path_params["plan_id"])
+        data = await asyncio.to_thread(catalog.detail, ref) if ref is not None else None
+        if data is None:
+            return JSONResponse({"error": "no such plan on this board"}, status_code=404)
+        return JSONResponse(data)
+
+    async def diff(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+        ref = catalog.find(request.path_params["plan_id"])
+        try:
+            old, new = int(request.query_params["from"]), int(request.query_params["to"])
+        except (KeyError, ValueError):
+            return JSONResponse({"error": "give ?from=N&to=M (version numbers)"}, 400)
+        text = catalog.diff(ref, old, new) if ref is not None else None
+        if text is None:
+            return JSONResponse({"error": "no such plan or version"}, status_code=404)
+        return JSONResponse({"from": old, "to": new, "diff": text})
+
+    async def events(request: Request) -> Response:
+        if not allowed(request):
+            return refused()
+
+        async def stream() -> AsyncIterator[bytes]:
+            with hub.listen() as queue:
+                yield b": connected\n\n"
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), KEEPALIVE)
+                    except TimeoutError:
+                        yield b": keep-alive\n\n"
+                        continue
+                    yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        task = asyncio.create_task(_watch(catalog, hub)) if watch else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    app = Starlette(
+        routes=[
+            Route("/", page),
+            Route("/static/{name}", static),
+            Route("/api/plans", plans),
+            Route("/api/plans/{plan_id:path}/diff", diff),
+            Route("/api/plans/{plan_id:path}", plan),
+            Route("/api/events", events),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.catalog = catalog
+    app.state.hub = hub
+    return app
+
+
+async def _watch(catalog: Catalog, hub: Hub) -> None:
+    """Turn file changes under the root into board events."""
+    from watchfiles import awatch
+
+    async for changes in awatch(catalog.root, debounce=100, step=25, recursive=True):
+        paths = {Path(p) for _, p in changes}
+        for event in await asyncio.to_thread(catalog.changed, paths):
+            hub.publish(event)

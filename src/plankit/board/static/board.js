@@ -1,0 +1,230 @@
+// plankit board: the list of plans, one plan's page, and live updates.
+// Plan text is untrusted: it only ever reaches the page through textContent.
+"use strict";
+
+const token = new URLSearchParams(location.search).get("token");
+const KINDS = { teddy: "TeDDy sessions", checklist: "Checklists", agentflow: "agentflow plans", acp: "ACP runs" };
+const ICON = { done: "✔", success: "✔", completed: "✔", doing: "◐", in_progress: "◐",
+  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", skipped: "–" };
+const plans = new Map();
+let openId = null;
+
+function api(path) {
+  const url = new URL(path, location.href);
+  if (token) url.searchParams.set("token", token);
+  return url;
+}
+
+async function getJson(path) {
+  const response = await fetch(api(path));
+  return response.json();
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function bar(progress) {
+  const pct = progress.total ? Math.round((100 * progress.done) / progress.total) : 0;
+  const fill = el("span");
+  fill.style.width = pct + "%";
+  return el("div", { class: "bar", title: `${progress.done}/${progress.total}` }, fill);
+}
+
+function renderList() {
+  const nav = document.getElementById("list");
+  nav.replaceChildren();
+  for (const kind of Object.keys(KINDS)) {
+    const mine = [...plans.values()].filter((p) => p.kind === kind);
+    if (!mine.length) continue;
+    nav.append(el("h2", { text: `${KINDS[kind]} (${mine.length})` }));
+    for (const plan of mine) {
+      const card = el("div", { class: "card" + (plan.id === openId ? " open" : ""), "data-id": plan.id },
+        el("div", { class: "title", text: plan.title }),
+        el("div", { class: "path", text: plan.path }),
+        bar(plan.progress),
+        el("div", { class: "meta" },
+          el("span", { text: `${plan.progress.done}/${plan.progress.total}` }),
+          el("span", { text: plan.status || "" }),
+          el("span", { text: plan.updated || "" })));
+      card.addEventListener("click", () => openPlan(plan.id));
+      nav.append(card);
+    }
+  }
+  nav.dataset.count = String(plans.size);
+}
+
+function problems(list, cls, heading) {
+  if (!list || !list.length) return null;
+  return el("div", { class: cls }, el("strong", { text: heading }),
+    el("ul", {}, ...list.map((d) => el("li", { text: `${d.file || ""}${d.line ? ":" + d.line : ""} ${d.code} ${d.message}` }))));
+}
+
+function teddyView(plan) {
+  const out = [];
+  if (plan.call_stack && plan.call_stack.length) out.push(el("p", {}, el("strong", { text: "Call stack: " }), plan.call_stack.join(" ← ")));
+  if (plan.memos && plan.memos.length) out.push(el("details", {}, el("summary", { text: `Memos (${plan.memos.length})` }), el("ul", {}, ...plan.memos.map((m) => el("li", { text: m })))));
+  for (const turn of plan.turns) {
+    const state = turn.status === "awaiting execution" ? "pending" : /Completed|Skipped/.test(turn.status || "") ? "ok" : turn.status && turn.status !== "no plan yet" ? "bad" : "";
+    const box = el("div", { class: "turn " + state, "data-turn": turn.turn },
+      el("h3", { text: `Turn ${turn.turn}: ${turn.title || "(no plan yet)"}` }),
+      el("div", { class: "meta" },
+        el("span", { text: turn.agent || "" }),
+        el("span", { class: "badge", text: turn.status || "" }),
+        el("span", { text: turn.model ? `${turn.model} · ${turn.input_tokens || "?"} in / ${turn.output_tokens || "?"} out` : "" })));
+    if (turn.message) box.append(el("details", {}, el("summary", { text: "Message" }), el("pre", { text: turn.message })));
+    box.append(problems(turn.errors, "errors", "Plan problems") || "");
+    if (turn.actions.length) {
+      box.append(el("ul", { class: "tasks" }, ...turn.actions.map((a) =>
+        el("li", {}, el("span", { class: "st " + a.outcome, text: ICON[a.outcome] || "·" }), ` ${a.type} ${a.target || ""}`,
+          el("details", {}, el("summary", { text: "details" }), el("pre", { text: a.text }))))));
+    } else if (turn.plan) {
+      box.append(el("ul", { class: "tasks" }, ...turn.plan.actions.map((a) =>
+        el("li", {}, el("span", { class: "st pending", text: ICON.pending }), ` ${a.type} ${a.path || (a.resource || "") || a.command || ""}`))));
+    }
+    out.push(box);
+  }
+  return out;
+}
+
+function checklistView(plan) {
+  const out = [problems(plan.errors, "errors", "Errors"), problems(plan.warnings, "warnings", "Lint warnings")];
+  if (!plan.plan) return out;
+  if (plan.plan.goal) out.push(el("p", {}, el("strong", { text: "Goal: " }), plan.plan.goal));
+  if (plan.current) out.push(el("p", {}, el("strong", { text: "Current: " }), `${plan.current.step} ${plan.current.title}`));
+  if (plan.next) out.push(el("p", {}, el("strong", { text: "Next: " }), `${plan.next.step} ${plan.next.title}`));
+  for (const phase of plan.plan.phases) {
+    out.push(el("h3", { text: `Phase ${phase.number}: ${phase.name}` }), bar(phase.progress));
+    out.push(el("ul", { class: "tasks" }, ...phase.tasks.map((t) =>
+      el("li", { "data-step": t.step, "data-status": t.status }, el("span", { class: "st " + t.status, text: ICON[t.status] || "·" }),
+        ` ${t.step} ${t.title}`, (t.blocked_reason || t.review_note) ? el("span", { class: "muted", text: ` — ${t.blocked_reason || t.review_note}` }) : null))));
+  }
+  return out;
+}
+
+function graphView(graph) {
+  const ns = "http://www.w3.org/2000/svg";
+  const W = 170, H = 44, GX = 60, GY = 16;
+  const cols = Math.max(1, ...graph.nodes.map((n) => n.x + 1));
+  const rows = Math.max(1, ...graph.nodes.map((n) => n.y + 1));
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "graph");
+  svg.setAttribute("width", cols * (W + GX) + GX);
+  svg.setAttribute("height", rows * (H + GY) + GY);
+  const at = new Map(graph.nodes.map((n) => [n.id, { x: GX / 2 + n.x * (W + GX), y: GY + n.y * (H + GY) }]));
+  for (const e of graph.edges) {
+    const a = at.get(e.from), b = at.get(e.to);
+    if (!a || !b) continue;
+    const line = document.createElementNS(ns, "line");
+    line.setAttribute("x1", a.x + W); line.setAttribute("y1", a.y + H / 2);
+    line.setAttribute("x2", b.x); line.setAttribute("y2", b.y + H / 2);
+    line.setAttribute("stroke", e.critical ? "#c23b2e" : "#9a9a94");
+    line.setAttribute("stroke-width", e.critical ? "2.5" : "1.2");
+    svg.append(line);
+  }
+  const fill = { done: "#e6f4e9", claimed: "#fff1d6", in_progress: "#fff1d6", failed: "#fdecea", ready: "#e4ecfa" };
+  for (const n of graph.nodes) {
+    const p = at.get(n.id);
+    const g = document.createElementNS(ns, "g");
+    g.setAttribute("data-task", n.id);
+    const rect = document.createElementNS(ns, "rect");
+    rect.setAttribute("x", p.x); rect.setAttribute("y", p.y); rect.setAttribute("width", W); rect.setAttribute("height", H);
+    rect.setAttribute("rx", 6); rect.setAttribute("fill", fill[n.state] || "#ffffff");
+    rect.setAttribute("stroke", graph.critical_path.includes(n.id) ? "#c23b2e" : "#9a9a94");
+    const label = document.createElementNS(ns, "text");
+    label.setAttribute("x", p.x + 8); label.setAttribute("y", p.y + 18);
+    label.textContent = n.id.length > 24 ? n.id.slice(0, 23) + "…" : n.id;
+    const state = document.createElementNS(ns, "text");
+    state.setAttribute("x", p.x + 8); state.setAttribute("y", p.y + 34); state.setAttribute("fill", "#6b6b66");
+    state.textContent = n.state;
+    g.append(rect, label, state);
+    svg.append(g);
+  }
+  return svg;
+}
+
+function agentflowView(plan) {
+  const out = [problems(plan.errors, "errors", "Validation problems")];
+  if (!plan.plan) return out;
+  out.push(el("p", { class: "muted", text: `${plan.plan.tasks.length} tasks in ${plan.plan.waves.length} waves; critical path: ${plan.graph.critical_path.join(" → ")}` }));
+  out.push(graphView(plan.graph));
+  out.push(el("ul", { class: "tasks" }, ...plan.plan.tasks.map((t) =>
+    el("li", {}, el("strong", { text: t.id }), t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null))));
+  return out;
+}
+
+function acpView(plan) {
+  return [el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
+    el("li", {}, el("span", { class: "st " + e.status, text: ICON[e.status] || "·" }), ` ${e.content}`,
+      el("span", { class: "muted", text: e.priority ? ` (${e.priority})` : "" }))))];
+}
+
+function historyView(plan) {
+  if (!plan.history || plan.history.length < 2) return null;
+  const pick = (sel) => {
+    const s = el("select");
+    plan.history.forEach((v) => s.append(el("option", { value: v.version, text: `${v.label}` })));
+    s.value = String(sel);
+    return s;
+  };
+  const from = pick(plan.history.length - 2), to = pick(plan.history.length - 1);
+  const out = el("pre", { class: "diff" });
+  const show = async () => {
+    const data = await getJson(`api/plans/${encodeURIComponent(plan.id)}/diff?from=${from.value}&to=${to.value}`);
+    out.textContent = data.diff || data.error || "(no change)";
+  };
+  from.addEventListener("change", show);
+  to.addEventListener("change", show);
+  show();
+  return el("details", { class: "diffbox" }, el("summary", { text: `History (${plan.history.length} versions): what changed` }),
+    el("div", {}, "from", from, "to", to), out);
+}
+
+async function openPlan(id) {
+  openId = id;
+  const plan = await getJson(`api/plans/${encodeURIComponent(id)}`);
+  const section = document.getElementById("detail");
+  if (plan.error) {
+    section.replaceChildren(el("p", { class: "muted", text: plan.error }));
+    return;
+  }
+  const views = { teddy: teddyView, checklist: checklistView, agentflow: agentflowView, acp: acpView };
+  section.replaceChildren(
+    el("h2", {}, el("span", { class: "badge " + plan.kind, text: plan.kind }), " ", plan.title),
+    el("div", { class: "meta" }, el("span", { text: plan.path }), el("span", { text: `${plan.progress.done}/${plan.progress.total}` })),
+    ...(views[plan.kind] || (() => []))(plan).filter(Boolean),
+    historyView(plan) || "");
+  section.dataset.id = id;
+  section.dataset.loaded = String(Date.now());
+  renderList();
+}
+
+async function start() {
+  const data = await getJson("api/plans");
+  document.getElementById("root").textContent = data.root;
+  for (const plan of data.plans) plans.set(plan.id, plan);
+  renderList();
+  const events = new EventSource(api("api/events"));
+  events.onopen = () => document.getElementById("live").classList.add("on");
+  events.onerror = () => document.getElementById("live").classList.remove("on");
+  events.onmessage = (message) => {
+    const event = JSON.parse(message.data);
+    if (event.type === "removed") plans.delete(event.id);
+    else plans.set(event.plan.id, event.plan);
+    renderList();
+    const changed = event.type === "removed" ? event.id : event.plan.id;
+    if (changed === openId && event.type !== "removed") openPlan(openId);
+  };
+}
+
+start();

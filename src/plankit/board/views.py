@@ -1,0 +1,446 @@
+"""Each kind of plan as the board shows it: a summary for the list, a detail for its page.
+
+A summary is ``{kind, id, path, title, progress: {done, total}, updated, status}``; a
+detail adds the plan in the shapes the command lines print with ``--json`` (TeDDy:
+``teddy parse --json`` per turn; checklists: ``plankit checklist show --json``;
+agentflow: ``agentctl plan validate --json``'s plan, with its dependency graph laid
+out).  A plan that cannot be read gets its errors in the same diagnostic shape, never an
+exception: the board shows it broken, not a 500.  :func:`signature` is what a summary
+depends on on disk (cheap ``stat`` calls), so a warm list re-reads only what changed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from plankit.board.discover import PlanRef
+
+_STATUS_RE = re.compile(r"^- \*\*Overall Status:\*\* (.+)$", re.MULTILINE)
+_ACTION_RE = re.compile(r"^### (\d+)\. `([A-Z_]+)`(?: (.*))?$", re.MULTILINE)
+MAX_TEXT = 2_000_000
+"""Files larger than this are not read by the board (a plan is never that big)."""
+
+
+def iso(seconds: float) -> str:
+    return _dt.datetime.fromtimestamp(seconds, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def read_small(path: Path) -> str | None:
+    try:
+        if path.is_symlink() or path.stat().st_size > MAX_TEXT:
+            return None
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _error(code: str, message: str, file: str | None) -> dict[str, Any]:
+    return {"code": code, "message": message, "line": None, "file": file}
+
+
+def signature(ref: PlanRef, path: Path) -> tuple[object, ...]:
+    """What the plan's summary depends on: changes when the summary may change."""
+
+    def stat(p: Path) -> tuple[int, int]:
+        try:
+            st = p.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_mtime_ns, st.st_size)
+
+    if ref.kind == "teddy":
+        turns = turn_dirs(path)
+        latest = turns[-1] if turns else path
+        return (
+            stat(path),
+            stat(latest),
+            stat(latest / "plan.md"),
+            stat(latest / "report.md"),
+            len(turns),
+        )
+    if ref.kind == "agentflow":
+        return (stat(path), stat(path / "plan.md"), stat(path / "tasks"), stat(path / "state.json"))
+    return (stat(path),)
+
+
+def summary(ref: PlanRef, path: Path) -> dict[str, Any] | None:
+    """The plan's line in the list (None: not a plan after all, e.g. a workbook without
+    a plan cell)."""
+    base = {"kind": ref.kind, "id": ref.id, "path": ref.rel, "status": None}
+    if ref.kind == "teddy":
+        return base | _teddy_summary(path)
+    if ref.kind == "checklist":
+        info = _checklist(path, ref.rel)
+        if info is None:
+            return None
+        return base | {k: info[k] for k in ("title", "progress", "updated", "status")}
+    if ref.kind == "agentflow":
+        return base | _agentflow_summary(path, ref.rel)
+    return base | _acp(path, ref.rel, detail=False)
+
+
+def detail(ref: PlanRef, path: Path) -> dict[str, Any] | None:
+    """The plan's page: the summary and everything it shows."""
+    head = summary(ref, path)
+    if head is None:
+        return None
+    if ref.kind == "teddy":
+        return head | _teddy_detail(path, ref.rel)
+    if ref.kind == "checklist":
+        info = _checklist(path, ref.rel)
+        return head | (info or {})
+    if ref.kind == "agentflow":
+        return head | _agentflow_detail(path, ref.rel)
+    return head | _acp(path, ref.rel, detail=True)
+
+
+def text_of(ref: PlanRef, path: Path) -> str:
+    """The plan's text, for the history of versions seen while the board runs."""
+    if ref.kind == "teddy":
+        turns = turn_dirs(path)
+        return (read_small(turns[-1] / "plan.md") or "") if turns else ""
+    if ref.kind == "checklist":
+        info = _checklist(path, ref.rel)
+        return str(info.get("markdown", "")) if info else ""
+    if ref.kind == "agentflow":
+        parts = [read_small(path / "plan.md") or ""]
+        tasks = path / "tasks"
+        if tasks.is_dir():
+            for task in sorted(tasks.iterdir()):
+                parts.append(f"--- {task.name}\n" + (read_small(task) or ""))
+        return "\n".join(parts)
+    return json.dumps(_acp(path, ref.rel, detail=True).get("entries", []), indent=1)
+
+
+# --- TeDDy ------------------------------------------------------------------------------
+
+
+def turn_dirs(session: Path) -> list[Path]:
+    try:
+        names = [e.name for e in os.scandir(session) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    return [session / n for n in sorted((n for n in names if n.isdigit()), key=int)]
+
+
+def _title_of(plan_text: str | None) -> str | None:
+    if not plan_text:
+        return None
+    for line in plan_text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return None
+
+
+def _report_status(report: str | None) -> str | None:
+    if not report:
+        return None
+    m = _STATUS_RE.search(report)
+    return m.group(1).strip() if m else None
+
+
+def _teddy_summary(session: Path) -> dict[str, Any]:
+    turns = turn_dirs(session)
+    done = sum(1 for t in turns if (t / "report.md").is_file())
+    latest = turns[-1] if turns else session
+    title = None
+    for turn in reversed(turns):
+        title = _title_of(read_small(turn / "plan.md"))
+        if title:
+            break
+    status = _report_status(read_small(latest / "report.md"))
+    if status is None and (latest / "plan.md").is_file():
+        status = "awaiting execution"
+    updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
+    return {
+        "title": title or session.name,
+        "progress": {"done": done, "total": len(turns)},
+        "updated": iso(updated),
+        "status": status,
+    }
+
+
+def _meta(turn: Path) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    text = read_small(turn / "meta.yaml") or ""
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            value = value.strip()
+            out[key.strip()] = None if value in ("", "null") else value.strip('"')
+    return out
+
+
+def _report_actions(report: str) -> list[dict[str, Any]]:
+    out = []
+    matches = list(_ACTION_RE.finditer(report))
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(report)
+        body = report[m.end() : end]
+        if "Execution:** Success" in body:
+            outcome = "success"
+        elif "Execution:** Failure" in body:
+            outcome = "failure"
+        else:
+            outcome = "skipped"
+        out.append(
+            {"type": m.group(2), "target": m.group(3), "outcome": outcome, "text": body.strip()}
+        )
+    return out
+
+
+def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
+    from plankit.errors import PlanError, diagnostics_json
+    from plankit.teddy.format.model import plan_to_dict
+    from plankit.teddy.format.parse import check_plan
+
+    turns = []
+    for turn in turn_dirs(session):
+        meta = _meta(turn)
+        plan_text = read_small(turn / "plan.md")
+        report = read_small(turn / "report.md")
+        plan: dict[str, Any] | None = None
+        errors: list[Any] = []
+        if plan_text is not None:
+            try:
+                parsed, problems = check_plan(plan_text)
+            except (PlanError, RecursionError, ValueError) as exc:  # never a 500
+                parsed, problems = None, []
+                errors = [_error("unreadable", str(exc), f"{rel}/{turn.name}/plan.md")]
+            if parsed is not None:
+                plan = plan_to_dict(parsed)
+            errors += diagnostics_json(problems, f"{rel}/{turn.name}/plan.md")
+        turns.append(
+            {
+                "turn": turn.name,
+                "agent": meta.get("agent"),
+                "caller": meta.get("caller_turn_id"),
+                "parent": meta.get("parent_turn_id"),
+                "model": meta.get("model"),
+                "input_tokens": meta.get("input_tokens"),
+                "output_tokens": meta.get("output_tokens"),
+                "message": read_small(turn / "message.md"),
+                "title": _title_of(plan_text),
+                "status": _report_status(report)
+                or ("awaiting execution" if plan_text is not None else "no plan yet"),
+                "plan": plan,
+                "plan_markdown": plan_text,
+                "errors": errors,
+                "actions": _report_actions(report) if report else [],
+                "report": report,
+            }
+        )
+    stack: list[str] = []
+    by_name = {t["turn"]: t for t in turns}
+    current = turns[-1] if turns else None
+    while current is not None:
+        stack.append(f"{current['agent'] or '?'} (turn {current['turn']})")
+        caller = current.get("caller")
+        current = by_name.get(caller) if isinstance(caller, str) else None
+    root = session.parent.parent
+    memos_text = read_small(root / ".teddy" / "memos.yaml") or ""
+    memos = [ln[2:].strip().strip('"') for ln in memos_text.splitlines() if ln.startswith("- ")]
+    pending = turns[-1] if turns and turns[-1]["status"] == "awaiting execution" else None
+    return {"turns": turns, "call_stack": stack, "memos": memos, "pending": pending}
+
+
+# --- checklists -------------------------------------------------------------------------
+
+
+def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
+    from plankit.checklist.lint import lint_plan
+    from plankit.checklist.plan import parse_plan
+    from plankit.errors import PlankitError, diagnostics_json
+
+    if path.suffix.lower() == ".xlsx":
+        text = _xlsx_plan(path)
+        if text is None:
+            return None
+    else:
+        text = read_small(path)
+        if text is None:
+            return None
+    updated = iso(mtime(path))
+    try:
+        plan = parse_plan(text)
+    except (PlankitError, RecursionError, ValueError) as exc:
+        return {
+            "title": path.name,
+            "progress": {"done": 0, "total": 0},
+            "updated": updated,
+            "status": "unreadable",
+            "errors": [_error(getattr(exc, "code", "unreadable"), str(exc), rel)],
+            "markdown": text,
+        }
+    progress = plan.progress
+    current = plan.current_task()
+    following = plan.next_task()
+    data = plan.to_dict(raw=False)
+    warnings = diagnostics_json(lint_plan(text), rel)
+    return {
+        "title": plan.title or path.name,
+        "progress": {"done": progress.done, "total": progress.total},
+        "updated": updated,
+        "status": "done" if progress.total and progress.done == progress.total else None,
+        "plan": data,
+        "current": current.to_dict() if current else None,
+        "next": following.to_dict() if following else None,
+        "warnings": warnings,
+        "errors": [],
+        "markdown": text,
+    }
+
+
+def _xlsx_plan(path: Path) -> str | None:
+    """The plan cell of a workbook (the default cell), or None when it holds none."""
+    try:
+        from plankit.checklist.manager import PlanManager
+        from plankit.checklist.stores import open_store
+
+        text = PlanManager(open_store(str(path))).get_plan()
+    except Exception:  # a workbook that is not a checklist, or not readable: not listed
+        return None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+# --- agentflow --------------------------------------------------------------------------
+
+
+def _task_files(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in (path / "tasks").iterdir() if p.suffix == ".md")
+    except OSError:
+        return []
+
+
+def _states(path: Path) -> dict[str, str]:
+    """Task states recorded next to the plan (``state.json``: ``{task id: state}``)."""
+    text = read_small(path / "state.json")
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _agentflow_summary(path: Path, rel: str) -> dict[str, Any]:
+    title = None
+    for line in (read_small(path / "plan.md") or "").splitlines():
+        if line.startswith("title:"):
+            title = line[6:].strip().strip("\"'")
+            break
+    states = _states(path)
+    tasks = _task_files(path)
+    return {
+        "title": title or path.name,
+        "progress": {
+            "done": sum(1 for s in states.values() if s == "done"),
+            "total": len(tasks),
+        },
+        "updated": iso(max([mtime(path), mtime(path / "plan.md")] + [mtime(t) for t in tasks])),
+        "status": None,
+    }
+
+
+def _agentflow_detail(path: Path, rel: str) -> dict[str, Any]:
+    from plankit.agentflow.validate import check_dir
+
+    try:
+        plan, problems = check_dir(str(path))
+    except Exception as exc:  # the board shows a broken plan, never a 500
+        return {"errors": [_error("unreadable", str(exc), rel)], "plan": None, "graph": None}
+    errors = [p.to_json() for p in problems]
+    if plan is None:
+        return {"errors": errors, "plan": None, "graph": None}
+    data = plan.to_dict()
+    data["path"] = rel
+    return {"errors": errors, "plan": data, "graph": graph_layout(data, _states(path))}
+
+
+def graph_layout(plan: dict[str, Any], states: dict[str, str]) -> dict[str, Any]:
+    """Nodes in dependency waves (columns), edges, and the critical path (the longest
+    chain of dependencies), for the page to draw."""
+    tasks = {t["id"]: t for t in plan["tasks"]}
+    column = {tid: i for i, wave in enumerate(plan["waves"]) for tid in wave}
+    longest: dict[str, tuple[int, str | None]] = {}
+    for wave in plan["waves"]:
+        for tid in wave:
+            best: tuple[int, str | None] = (1, None)
+            for dep in tasks[tid]["depends_on"]:
+                if dep in longest and longest[dep][0] + 1 > best[0]:
+                    best = (longest[dep][0] + 1, dep)
+            longest[tid] = best
+    critical: list[str] = []
+    if longest:
+        node: str | None = max(longest, key=lambda t: (longest[t][0], -column.get(t, 0)))
+        while node is not None:
+            critical.append(node)
+            node = longest[node][1]
+        critical.reverse()
+    nodes = []
+    for x, wave in enumerate(plan["waves"]):
+        for y, tid in enumerate(wave):
+            nodes.append({"id": tid, "x": x, "y": y, "state": states.get(tid, "pending")})
+    edges = [
+        {"from": dep, "to": t["id"], "critical": dep in critical and t["id"] in critical}
+        for t in plan["tasks"]
+        for dep in t["depends_on"]
+    ]
+    return {"nodes": nodes, "edges": edges, "critical_path": critical}
+
+
+# --- ACP transcripts ----------------------------------------------------------------------
+
+
+def _acp(path: Path, rel: str, *, detail: bool) -> dict[str, Any]:
+    """The latest plan an ACP agent sent, from a ``plankit acp run --board`` transcript."""
+    entries: list[dict[str, Any]] = []
+    title = None
+    text = read_small(path) or ""
+    for line in text.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        update = _plan_update(message)
+        if update is not None:
+            entries = [e for e in update.get("entries", []) if isinstance(e, dict)]
+            meta = update.get("_meta")
+            ours = meta.get("plankit") if isinstance(meta, dict) else None
+            if isinstance(ours, dict) and isinstance(ours.get("title"), str):
+                title = ours["title"]
+    done = sum(1 for e in entries if e.get("status") == "completed")
+    out: dict[str, Any] = {
+        "title": title or path.stem,
+        "progress": {"done": done, "total": len(entries)},
+        "updated": iso(mtime(path)),
+        "status": None,
+    }
+    if detail:
+        out["entries"] = entries
+    return out
+
+
+def _plan_update(message: object) -> dict[str, Any] | None:
+    if not isinstance(message, dict):
+        return None
+    body = message.get("message", message)  # a transcript line wraps the JSON-RPC message
+    if not isinstance(body, dict) or body.get("method") != "session/update":
+        return None
+    params = body.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    if isinstance(update, dict) and update.get("sessionUpdate") == "plan":
+        return update
+    return None

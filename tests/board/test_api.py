@@ -1,0 +1,180 @@
+"""The board's API: every kind of plan, broken plans, paths that must not be served,
+the host and token checks, and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from plankit.board.app import create_app
+from plankit.board.catalog import Catalog
+from tests.board.conftest import BIN, Board
+from tests.waiting import wait_until
+
+
+def client(root: Path, token: str | None = None) -> TestClient:
+    return TestClient(create_app(root, token=token, watch=False), base_url="http://127.0.0.1")
+
+
+def test_lists_all_four_kinds(project: Path) -> None:
+    data = client(project).get("/api/plans").json()
+    assert data["root"] == str(project.resolve())
+    by_kind = {p["kind"]: p for p in data["plans"]}
+    assert set(by_kind) == {"teddy", "checklist", "agentflow", "acp"}
+    for plan in data["plans"]:
+        assert set(plan) >= {"kind", "id", "path", "title", "progress", "updated"}
+    assert by_kind["checklist"]["progress"] == {"done": 1, "total": 4}
+    assert by_kind["checklist"]["title"] == "Ship the release"
+    assert by_kind["teddy"]["progress"] == {"done": 1, "total": 2}
+    assert by_kind["agentflow"]["title"] == "Add user authentication"
+    assert by_kind["acp"] == by_kind["acp"] | {
+        "title": "An ACP run",
+        "progress": {"done": 1, "total": 2},
+    }
+
+
+def test_plan_details_in_the_clis_shapes(project: Path) -> None:
+    api = client(project)
+    ids = {p["kind"]: p["id"] for p in api.get("/api/plans").json()["plans"]}
+    teddy = api.get(f"/api/plans/{ids['teddy']}").json()
+    first = teddy["turns"][0]
+    assert first["status"] == "Completed 🟢" and first["agent"] == "Developer"
+    assert first["plan"]["title"] == first["title"]  # teddy parse --json's shape
+    assert [a["outcome"] for a in first["actions"]] == ["success", "success"]
+    assert teddy["call_stack"] == ["Developer (turn 02)"]
+    checklist = api.get(f"/api/plans/{ids['checklist']}").json()
+    assert checklist["current"]["step"] == "1.2" and checklist["next"]["step"] == "1.3"
+    assert [p["name"] for p in checklist["plan"]["phases"]] == ["Build", "Release"]
+    flow = api.get(f"/api/plans/{ids['agentflow']}").json()
+    assert flow["plan"]["waves"] == [["create-schema"], ["implement-service"], ["wire-handler"]]
+    assert flow["graph"]["critical_path"] == ["create-schema", "implement-service", "wire-handler"]
+    acp = api.get(f"/api/plans/{ids['acp']}").json()
+    assert [e["status"] for e in acp["entries"]] == ["completed", "in_progress"]
+
+
+def test_a_malformed_plan_shows_its_errors_never_a_500(project: Path) -> None:
+    [session] = (project / ".teddy").glob("*-board")
+    (session / "02" / "plan.md").write_text("# Broken\n\nno sections at all\n" + "[" * 5000)
+    (project / "broken.plan.md").write_bytes(b"\xff\xfe not utf-8 \x00")
+    (project / "plans" / "auth" / "tasks" / "02-implement-service.md").write_text("---\nid: [\n")
+    api = client(project)
+    for plan in api.get("/api/plans").json()["plans"]:
+        response = api.get(f"/api/plans/{plan['id']}")
+        assert response.status_code == 200, (plan["id"], response.text)
+    teddy = api.get(f"/api/plans/teddy:{session.relative_to(project).as_posix()}").json()
+    assert teddy["turns"][1]["errors"] and teddy["turns"][1]["errors"][0]["code"]
+    flow = api.get("/api/plans/agentflow:plans/auth").json()
+    assert flow["plan"] is None and flow["errors"]
+
+
+@pytest.mark.parametrize(
+    "plan_id",
+    [
+        "checklist:../outside.md",
+        "checklist:%2e%2e/outside.md",
+        "checklist:/etc/passwd",
+        "checklist:link/secret.md",
+        "checklist:PLAN.md/../../outside.md",
+        "nonsense",
+    ],
+)
+def test_no_path_outside_the_root_is_served(project: Path, plan_id: str) -> None:
+    outside = project.parent / "outside.md"
+    outside.write_text("# Plan: secret outside\n")
+    (project / "link").symlink_to(project.parent, target_is_directory=True)
+    (project.parent / "secret.md").write_text("# Plan: secret\n")
+    api = client(project)
+    assert all("secret" not in p["title"] for p in api.get("/api/plans").json()["plans"])
+    for url in (f"/api/plans/{plan_id}", f"/static/../{plan_id}", f"/static/{plan_id}"):
+        response = api.get(url)
+        assert response.status_code == 404, url
+        assert b"secret" not in response.content
+
+
+def test_requests_for_another_host_are_refused(project: Path) -> None:
+    api = client(project)
+    assert api.get("/api/plans", headers={"host": "attacker.example"}).status_code == 403
+    assert api.get("/", headers={"host": "localhost:8765"}).status_code == 200
+
+
+def test_a_token_is_required_when_set(project: Path) -> None:
+    api = client(project, token="s3cret")
+    assert api.get("/api/plans").status_code == 403
+    assert api.get("/api/plans?token=wrong").status_code == 403
+    assert api.get("/api/plans?token=s3cret").status_code == 200
+    assert api.get("/api/plans", headers={"x-plankit-token": "s3cret"}).status_code == 200
+
+
+def test_versions_seen_while_running_and_their_diff(project: Path) -> None:
+    catalog = Catalog(project)
+    ref = catalog.find("checklist:PLAN.md")
+    assert ref is not None
+    catalog.summary(ref)
+    text = (project / "PLAN.md").read_text().replace("- [/] 1.2", "- [x] 1.2")
+    (project / "PLAN.md").write_text(text)
+    os.utime(project / "PLAN.md", ns=(1, 2_000_000_000_000_000_000))  # a new signature
+    events = catalog.changed([project / "PLAN.md"])
+    assert [e["type"] for e in events] == ["changed"]
+    assert events[0]["plan"]["progress"] == {"done": 2, "total": 4}
+    assert [v["version"] for v in catalog.history(ref)] == [0, 1]
+    diff = catalog.diff(ref, 0, 1)
+    assert diff is not None and "-- [/] 1.2 Test it" in diff and "+- [x] 1.2 Test it" in diff
+
+
+def test_new_and_removed_plans_are_events(project: Path) -> None:
+    catalog = Catalog(project)
+    catalog.plans()
+    (project / "docs").mkdir()
+    (project / "docs" / "PLAN.md").write_text("# Plan: Docs\n\n### Phase 1: Write\n- [ ] 1.1 A\n")
+    events = catalog.changed([project / "docs" / "PLAN.md"])
+    assert [(e["type"], e["plan"]["id"]) for e in events] == [("added", "checklist:docs/PLAN.md")]
+    (project / "docs" / "PLAN.md").unlink()
+    events = catalog.changed([project / "docs" / "PLAN.md"])
+    assert events == [{"type": "removed", "id": "checklist:docs/PLAN.md"}]
+
+
+def test_the_command_prints_its_url_first(project: Path) -> None:
+    running = Board(project)
+    try:
+        assert running.url.startswith("http://127.0.0.1:") and "token" not in running.url
+        wait_until(lambda: running.get("api/plans")[0] == 200, "the board to answer")
+        status, body = running.get("api/plans")
+        assert status == 200
+        assert len(json.loads(body)["plans"]) == 4
+    finally:
+        running.stop()
+
+
+def test_listening_beyond_loopback_needs_the_printed_token(project: Path) -> None:
+    running = Board(project, "--host", "0.0.0.0")
+    try:
+        assert "?token=" in running.url
+        token = running.url.split("?token=")[1]
+        wait_until(lambda: running.get("api/plans")[0] in (200, 403), "the board to answer")
+        assert running.get("api/plans")[0] == 403
+        assert running.get(f"api/plans?token={token}")[0] == 200
+    finally:
+        running.stop()
+
+
+def test_a_busy_port_is_a_one_line_error(project: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = subprocess.run(
+            [BIN / "plankit", "board", str(project), "--port", port, "--no-open"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert "cannot listen on 127.0.0.1" in result.stderr
+    assert "Traceback" not in result.stderr
