@@ -19,24 +19,18 @@ import pytest
 
 from plankit.acp.display import LineView, LiveView, PlanState, read_choice
 from plankit.acp.entries import Entry, plan_update
+from plankit.cli import main
 from tests.acp.kit import PLANKIT, ROOT, TEDDY, SchemaCheck, create, execute, plan_text
+from tests.console import run_console
 from tests.waiting import DEADLINE, record_group, wait_for_group_end, wait_until
 
 MINIMAL = [sys.executable, str(ROOT / "tests" / "acp" / "minimal_agent.py")]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def plankit_run(project: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*PLANKIT, "acp", "run", *args],
-        cwd=project,
-        env={**ENV, "PLANKIT_HOME": os.environ["PLANKIT_HOME"]},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+def plankit_run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``plankit acp run ARGS`` (in this process; the agent it starts is a real one)."""
+    return run_console(main, "acp", "run", *args, cwd=project, env={"PYTHONPATH": str(ROOT)})
 
 
 PLAN = plan_text(create("a.txt", "from plankit"), execute("cat a.txt > b.txt"), title="Two steps")
