@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -55,6 +57,9 @@ HYPOTHESIS_PROFILE = "ci"
 counts, derandomized, so every mutant meets the same examples and runs are repeatable."""
 HYPOTHESIS_SEED = "0"
 """The seed for property tests whose settings are not derandomized by the profile."""
+
+DATA_DIRS = ("examples",)
+"""Folders of the project, besides src/ and tests/, that tests read."""
 
 KILLED = frozenset({"killed", "timeout", "caught by type check"})
 STATUS_LINE = re.compile(r"\s*(\S+): (.+)")
@@ -144,17 +149,42 @@ def _toml(value: object) -> str:
     return json.dumps(value)
 
 
+XDIST_OPTIONS = ("-n", "--numprocesses", "--maxprocesses", "--dist")
+"""pytest-xdist's options: mutmut runs the tests of a mutant in its own process."""
+
+
+def without_xdist(addopts: str) -> str:
+    """``addopts`` without pytest-xdist's options and their values."""
+    out: list[str] = []
+    words = iter(shlex.split(addopts))
+    for word in words:
+        if word in XDIST_OPTIONS:
+            next(words, None)  # the option's value
+        elif not (
+            word.startswith(tuple(f"{o}=" for o in XDIST_OPTIONS))
+            or (word.startswith("-n") and not word.startswith("--"))
+        ):
+            out.append(word)
+    return shlex.join(out)
+
+
 def write_config(work: Path, modules: list[Path], tests: list[Path]) -> None:
     """The work folder's pyproject.toml: the project's pytest settings and mutmut's."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    pytest_options = project.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    pytest_options = dict(project.get("tool", {}).get("pytest", {}).get("ini_options", {}))
+    if isinstance(pytest_options.get("addopts"), str):
+        pytest_options["addopts"] = without_xdist(pytest_options["addopts"])
     lines = ["[tool.pytest.ini_options]"]
     lines += [f"{key} = {_toml(value)}" for key, value in pytest_options.items()]
+    plugins = ["-p", "no:cacheprovider"]
+    if importlib.util.find_spec("xdist") is not None:
+        plugins += ["-p", "no:xdist"]
     mutmut = {
         "source_paths": ["src"],
         "only_mutate": [str(m.relative_to(ROOT)) for m in modules],
         "pytest_add_cli_args_test_selection": [str(t.relative_to(ROOT)) for t in tests],
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", f"--hypothesis-seed={HYPOTHESIS_SEED}"],
+        "pytest_add_cli_args": [*plugins, f"--hypothesis-seed={HYPOTHESIS_SEED}"],
+        "also_copy": [name for name in DATA_DIRS if (work / name).is_dir()],
         "use_git_change_detection": False,
     }
     lines += ["", "[tool.mutmut]"]
@@ -170,6 +200,9 @@ def prepare(work: Path, modules: list[Path], tests: list[Path]) -> None:
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(SRC, work / "src", ignore=skip)
     shutil.copytree(TESTS, work / "tests", ignore=skip)
+    for name in DATA_DIRS:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, work / name, ignore=skip)
     write_config(work, modules, tests)
 
 
