@@ -4,8 +4,11 @@ Each case in ``tests/data/preprocess/`` is a pair ``NN-name.broken.md`` →
 ``NN-name.expected.md``, the expected file written by hand: the outer fences of a block
 lengthened to one more than the longest run of the fence character inside it, a
 missing closing fence inserted after the block's last non-blank line, every other
-byte as it was.  Cases named ``-clean-`` are plans that already parse: they must come
-back byte for byte.  Files are read as bytes and decoded without any newline
+byte as it was; for a model's answer (text around the plan, a fence wrapped around it,
+remarks after the last action), the plan alone.  :func:`answer_to_plan` turns each
+broken file into its expected one; the fence sanitizer alone (:func:`preprocess`) does
+the cases that only need fences.  Cases named ``-clean-`` are plans that already
+parse: they must come back byte for byte.  Files are read as bytes and decoded without any newline
 translation, so CRLF line endings, a UTF-8 byte-order mark and a missing final newline
 are compared exactly (``.gitattributes`` keeps git from converting them).
 """
@@ -26,6 +29,7 @@ from hypothesis import strategies as st
 
 from plankit import clipboard
 from plankit.teddy import cli as teddy_cli
+from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.model import Create, Edit, EditPair, Plan
 from plankit.teddy.format.parse import RATIONALE_SECTIONS, check_plan
 from plankit.teddy.format.preprocess import Change, Preprocessed, _Sanitizer, preprocess
@@ -58,6 +62,10 @@ def raw(name: str, kind: str) -> bytes:
 def load(name: str, kind: str) -> str:
     """A corpus file as text: CRLF and a byte-order mark (as U+FEFF) kept."""
     return raw(name, kind).decode("utf-8")
+
+
+# the cases whose repair is fences only (the others drop text around the plan)
+FENCES_ONLY = [n for n in BROKEN if {c.kind for c in answer_to_plan(load(n, "broken")).changes} == {"fence"}]  # fmt: skip
 
 
 def proposed_edits(text: str) -> list[tuple[int, int, str]]:
@@ -127,9 +135,17 @@ def test_crlf_cases_are_crlf_throughout(name: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_repairs_into_the_expected_plan(name: str) -> None:
-    result = preprocess(load(name, "broken"))
+    result = answer_to_plan(load(name, "broken"))
     assert result.text.encode("utf-8") == raw(name, "expected")
     assert result.changed == (name in BROKEN)
+    if name in FENCES_ONLY or name in CLEAN:
+        assert preprocess(load(name, "broken")) == result
+
+
+def test_the_corpus_has_answers_to_unwrap() -> None:
+    kinds = {c.kind for n in BROKEN for c in answer_to_plan(load(n, "broken")).changes}
+    assert kinds == {"fence", "preamble", "wrapper", "remarks"}
+    assert len(FENCES_ONLY) >= 30
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -149,12 +165,13 @@ def test_the_broken_plan_does_not_parse(name: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_idempotent(name: str) -> None:
-    once = preprocess(load(name, "broken"))
-    twice = preprocess(once.text)
-    assert twice.text == once.text
-    assert twice.changes == ()
-    expected = load(name, "expected")
-    assert preprocess(expected) == Preprocessed(expected, ())
+    for step in (preprocess, answer_to_plan):
+        once = step(load(name, "broken"))
+        twice = step(once.text)
+        assert twice.text == once.text
+        assert twice.changes == ()
+        expected = load(name, "expected")
+        assert step(expected) == Preprocessed(expected, ())
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -183,7 +200,7 @@ def test_a_plan_that_parses_is_kept_even_when_the_sanitizer_proposes_a_repair(
     assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1 wins
 
 
-@pytest.mark.parametrize("name", BROKEN)
+@pytest.mark.parametrize("name", FENCES_ONLY)
 def test_changes_name_the_fences_that_changed(name: str) -> None:
     before, after = load(name, "broken"), load(name, "expected")
     lengthened, inserted = align(before, after)
@@ -439,7 +456,7 @@ def test_rewrites_the_file_in_place(broken_file: Path) -> None:
     assert result.stderr.splitlines() == [
         f"{broken_file}:27: lengthened the opening fence from 3 to 4 (the block ends at line 45)",
         f"{broken_file}:45: lengthened the closing fence from 3 to 4 (the block opens at line 27)",
-        f"{broken_file}: repaired (2 change(s))",
+        f"{broken_file}: repaired (2 changes)",
     ]
     again = invoke(str(broken_file))
     assert again.exit_code == 0
@@ -481,7 +498,7 @@ def test_check_exits_1_when_a_repair_is_needed_and_changes_nothing(broken_file: 
     assert broken_file.read_bytes() == before
     assert result.stdout == ""
     assert f"{broken_file}:27: lengthened the opening fence" in result.stderr
-    assert result.stderr.endswith(f"{broken_file}: would repair 2 fence(s)\n")
+    assert result.stderr.endswith(f"{broken_file}: would change it (2 changes)\n")
 
 
 def test_check_exits_0_on_a_clean_plan(tmp_path: Path) -> None:
@@ -632,7 +649,7 @@ def test_script_rewrites_in_place(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert path.read_bytes() == raw(name, "expected")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert f"{path}: repaired (2 change(s))" in done.stderr.decode()
+    assert f"{path}: repaired (2 changes)" in done.stderr.decode()
 
 
 @needs_script

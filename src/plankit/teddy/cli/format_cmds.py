@@ -67,6 +67,22 @@ def _print_plan(plan: Plan) -> None:
     click.echo("\n".join(out))
 
 
+def _suggest_preprocess(name: str, text: str) -> None:
+    """Say so when ``teddy preprocess`` makes an invalid plan valid."""
+    from plankit.teddy.format.answer import answer_to_plan
+    from plankit.teddy.format.parse import check_plan
+
+    made = answer_to_plan(text)
+    if made.changed and check_plan(made.text)[0] is not None:
+        count = len(made.changes)
+        target = "-" if name == "<stdin>" else name
+        click.echo(
+            f"{name}: `teddy preprocess {target}` makes it a valid plan "
+            f"({count} change{'s' * (count != 1)})",
+            err=True,
+        )
+
+
 @click.command()
 @click.argument("plan", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
@@ -92,6 +108,7 @@ def parse(plan: str, as_json: bool) -> None:
     result, diagnostics = check_plan(doc.text)
     if result is None:
         print_diagnostics(name, diagnostics, as_json)
+        _suggest_preprocess(name, doc.text)
         sys.exit(EXIT_INVALID)
     if as_json:
         echo_json(plan_to_dict(result))
@@ -109,7 +126,7 @@ def parse(plan: str, as_json: bool) -> None:
 @click.option("--no-copy", is_flag=True, help="Clipboard mode: do not copy the result back.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> None:
-    """Repair ambiguous code fences in a plan.
+    """Make a model's answer a plan: unwrap it and repair its fences.
 
     \b
     teddy preprocess PLAN     rewrite PLAN in place
@@ -117,11 +134,14 @@ def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> N
     teddy preprocess          clipboard mode: read the clipboard, print the result and
                               copy it back (unless --no-copy)
 
-    What was changed is listed on standard error, line by line.  With --json, standard
-    output gets one object instead: the source, whether it changed, the changes (line,
-    message) and the repaired text.
+    Text before the plan's title and a fence wrapped around the plan are dropped (a
+    plan copied out of a chat window), ambiguous code fences repaired, remarks after
+    the last action's block dropped; a plan that parses is never changed.  What was
+    changed is listed on standard error, line by line.  With --json, standard output
+    gets one object instead: the source, whether it changed, the changes (line, kind,
+    message) and the resulting text.
     """
-    from plankit.teddy.format.preprocess import preprocess as sanitize
+    from plankit.teddy.format.answer import answer_to_plan
     from plankit.textio import decode_text, write_text_atomic
 
     if plan is None:
@@ -138,7 +158,7 @@ def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> N
     else:
         source = read_input(plan)
         name = "<stdin>" if plan == "-" else plan
-    result = sanitize(source.text)
+    result = answer_to_plan(source.text)
     for change in result.changes:
         click.echo(f"{name}:{change.line}: {change.message}", err=True)
     if as_json:
@@ -146,13 +166,16 @@ def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> N
             {
                 "source": name,
                 "changed": result.changed,
-                "changes": [{"line": c.line, "message": c.message} for c in result.changes],
+                "changes": [
+                    {"line": c.line, "kind": c.kind, "message": c.message} for c in result.changes
+                ],
                 "text": result.text,
             }
         )
     if check:
         if result.changed:
-            click.echo(f"{name}: would repair {len(result.changes)} fence(s)", err=True)
+            count = len(result.changes)
+            click.echo(f"{name}: would change it ({count} change{'s' * (count != 1)})", err=True)
             sys.exit(EXIT_INVALID)
         return
     if plan is None:
@@ -173,6 +196,7 @@ def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> N
         return
     if result.changed:
         write_text_atomic(plan, result.text, bom=source.bom)
-        click.echo(f"{name}: repaired ({len(result.changes)} change(s))", err=True)
+        count = len(result.changes)
+        click.echo(f"{name}: repaired ({count} change{'s' * (count != 1)})", err=True)
     else:
         click.echo(f"{name}: nothing to repair", err=True)

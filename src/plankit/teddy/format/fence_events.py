@@ -55,6 +55,15 @@ STRUCTURED = frozenset(
 )
 FREE_ACTIONS = frozenset({ActionType.CHAT_WITH_USER, ActionType.INVOKE, ActionType.CONCLUDE})
 ONE_BLOCK_ACTIONS = frozenset({ActionType.CREATE, ActionType.EXECUTE, ActionType.RESEARCH})
+LIST_ONLY_ACTIONS = frozenset({ActionType.READ, ActionType.PRUNE})
+REMARKS_AFTER = ONE_BLOCK_ACTIONS | LIST_ONLY_ACTIONS | {ActionType.EDIT}
+"""Actions after whose last block (or metadata list) no text belongs to them."""
+# Remarks after a plan: prose after at least one blank line (a word, emphasis or a rule).
+REMARKS_RE = re.compile(r"(?:[ \t]*\r?\n)+[ \t]*(?:[^\W\d_]|[*_-])")
+# An action's metadata list: blank lines, list items and their indented continuations.
+METADATA_LINES_RE = re.compile(
+    r"(?:[ \t]*\r?\n|[ \t]{0,3}[-*+][ \t][^\n]*(?:\n|\Z)|[ \t]+\S[^\n]*(?:\n|\Z))*"
+)
 
 
 @dataclass(slots=True)

@@ -1,4 +1,4 @@
-"""The fence sanitizer behind ``teddy preprocess`` and ``teddy plan``.
+"""The fence sanitizer: the fence step of :func:`plankit.teddy.format.answer.answer_to_plan`.
 
 Models often wrap content that contains fences in a fence no longer than the inner
 ones (a CREATE of a Markdown file with code blocks, a FIND that contains three
@@ -19,8 +19,11 @@ INVOKE or CONCLUDE message, and anywhere else).
    the end of the text, a section that comes later in the plan, an action heading in
    the Action Plan whose content fits its action (a fenced block first for CREATE,
    EXECUTE and RESEARCH; no fenced block for READ and PRUNE; ``FIND:`` and then,
-   outside fenced blocks, ``REPLACE:`` for EDIT), a label in an EDIT, or the next
-   query block in a RESEARCH.
+   outside fenced blocks or right after a bare fence too short to close the block it
+   ends, ``REPLACE:`` for EDIT), a label in an EDIT, the next query block in a
+   RESEARCH, or, after the plan's last action when it is one that ends with its block,
+   only *remarks* to the end of the text (prose set apart by a blank line, which
+   :mod:`~plankit.teddy.format.answer` drops).
 3. Any other block is read again with its nesting.  Inside it, a fence line with an
    info string, or a bare fence of the other character, opens an inner block; inside
    an inner block only fences of its character and at least its length count (bare
@@ -33,7 +36,8 @@ INVOKE or CONCLUDE message, and anywhere else).
    - in free Markdown, the first candidate at least as long as the opening fence.
 
    The reading stops at the first heading outside inner blocks that may come next
-   (as above) and whose content fits.  Without an end before it, the block keeps
+   (as above) and whose content fits, and in a RESEARCH at the first fence line with an
+   info string outside inner blocks (the next query).  Without an end before it, the block keeps
    CommonMark's end when that comes first and is outside inner blocks (in free
    Markdown: when it comes first), or else ends at its first candidate; with no
    candidate either, it never closed.
@@ -49,8 +53,11 @@ INVOKE or CONCLUDE message, and anywhere else).
 Only fence runs are lengthened and closing fences inserted: every other byte,
 including CRLF line endings and a UTF-8 byte-order mark, stays as it was.  A repaired
 block follows the dynamic fencing rule and is followed by what fits the plan, so a
-second pass leaves it alone: the result is idempotent.  Each repair is reported as a
-:class:`Change` with its line.
+second pass leaves it alone.  A block that could only be given a fallback end (a
+candidate that does not fit) may read differently once repaired, so such a text is
+read again and repaired again until a reading changes nothing (at most
+:data:`MAX_PASSES` readings; a text that needs more is left as it is): the result is
+idempotent.  Each repair is reported as a :class:`Change` with its line in the input.
 
 Cost: the walk is linear in the text and, on a clean plan, touches only the lines
 between blocks; the nested reading of a broken block scans its events once.  The events
@@ -62,6 +69,7 @@ A plan with repairs is also parsed once, for rule 1.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -72,7 +80,11 @@ from plankit.teddy.format.fence_events import (
     FENCE,
     FREE_ACTIONS,
     LABEL,
+    LIST_ONLY_ACTIONS,
+    METADATA_LINES_RE,
     ONE_BLOCK_ACTIONS,
+    REMARKS_AFTER,
+    REMARKS_RE,
     REST_BLANK_RE,
     SECTION,
     SECTION_RANK,
@@ -86,16 +98,23 @@ from plankit.teddy.format.fence_events import (
 from plankit.teddy.format.model import ActionType
 from plankit.teddy.format.parse import check_plan
 
+FENCE_LINE_RE = re.compile(r"( {0,3})(`{3,}|~{3,})([^\r]*)\r?")
+
 
 @dataclass(frozen=True, slots=True)
 class Change:
     """One repair, reported on stderr by ``teddy preprocess``."""
 
     line: int
-    """1-based line in the input: the fence that was lengthened, or the opening fence of
-    a block that never closed."""
+    """1-based line in the input: the fence that was lengthened, the opening fence of a
+    block that never closed, or the first line dropped."""
     message: str
     """What was done there."""
+    kind: str = "fence"
+    """``fence`` (a fence lengthened or inserted), or what unwrapping a model's answer
+    dropped (:mod:`plankit.teddy.format.answer`): ``preamble`` (text before the plan's
+    title), ``wrapper`` (a fence around the whole plan, and what followed it) or
+    ``remarks`` (text after the last action's block)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +168,10 @@ class _Sanitizer:
         self.first: dict[int, Event | None] = {}  # offset -> the first event from there
         self.fitting: dict[int, bool] = {}  # offset of an action heading -> fits_under
         self.pending: _Pending | None = None
+        self.last: _Place = _Place("header", 0)  # where the walk ended
+        self.open_end = False  # whether a block that runs to the end of the text was closed
+        self.unsure = False  # whether a block was given an end that does not fit the plan
+        self.after: int = 0  # offset after the last block or action heading the walk passed
 
     # --- events ------------------------------------------------------------------------
 
@@ -216,16 +239,28 @@ class _Sanitizer:
             if first.kind != LABEL or first.name != "FIND":
                 return False
             # a REPLACE: label outside fenced blocks, before the next action or section
+            # (or right after a bare fence too short to close the FIND block it ends)
             stack: list[tuple[str, int]] = []
+            short = False  # the last event was a bare fence too short to close its block
             for ev in events:
                 self.spend()
                 if ev.kind == FENCE:
+                    top = stack[-1] if stack else None
                     nest(stack, ev, "")
-                elif stack:
+                    short = (
+                        len(stack) == 1
+                        and top == stack[-1]
+                        and ev.bare
+                        and ev.char == top[0]
+                        and ev.length < top[1]
+                    )
                     continue
-                elif ev.kind == LABEL and ev.name == "REPLACE":
+                if ev.kind == LABEL and ev.name == "REPLACE" and (not stack or short):
                     return True
-                elif ev.kind in (ACTION, SECTION):
+                short = False
+                if stack:
+                    continue
+                if ev.kind in (ACTION, SECTION):
                     return False
             return False
         # READ and PRUNE: no fenced block before the next action or section
@@ -245,7 +280,13 @@ class _Sanitizer:
         if REST_BLANK_RE.match(text, pos):
             return True
         ev = self.first_event(after)
-        if ev is None or ev.start != pos:
+        if ev is None:  # only text to the end: remarks after the last action?
+            return (
+                place.rank == SECTION_RANK["Action Plan"]
+                and place.context in REMARKS_AFTER
+                and REMARKS_RE.match(text, after) is not None
+            )
+        if ev.start != pos:
             return False  # text that is not an event comes first
         if ev.kind == FENCE:
             return place.context == ActionType.RESEARCH
@@ -263,14 +304,15 @@ class _Sanitizer:
                 return
             if ev.kind == ACTION:
                 place = _Place(ev.name, place.rank)
-                pos = ev.nxt
+                pos = self.after = ev.nxt
             elif ev.kind == SECTION:
                 place = _Place(ev.name, SECTION_RANK[ev.name])
-                pos = ev.nxt
+                pos = self.after = ev.nxt
             elif ev.kind == FENCE:
-                pos = self.block(ev, place)
+                pos = self.after = self.block(ev, place)
             else:
-                pos = ev.nxt
+                pos = self.after = ev.nxt
+            self.last = place
             if self.pending is not None and pos >= self.pending.limit:
                 self.pending = None
             if pos >= len(text):
@@ -304,6 +346,9 @@ class _Sanitizer:
                     stop = ev
                     break
                 continue
+            if not stack and not ev.bare and place.context == ActionType.RESEARCH:
+                stop = ev  # a block opened with an info string: RESEARCH's next query
+                break
             is_cm = ev.start == cm_start
             if is_cm:
                 cm_event = ev
@@ -333,6 +378,7 @@ class _Sanitizer:
         if candidate is not None:
             self.defer(opener, place, limit, stack)
             self.lengthen(opener, candidate)
+            self.unsure = True  # an end that does not fit: the next reading may differ
             return candidate.nxt
         self.close(opener, limit)
         return limit
@@ -416,6 +462,8 @@ class _Sanitizer:
             return
         newline = "\r\n" if text.startswith("\r\n", opener.end) else "\n"
         self.edits.append((eol, eol, newline + fence))
+        if limit >= len(text):
+            self.open_end = True
         what = "the block opened here never closed: "
         if length != opener.length:
             self.set_run(opener, length)
@@ -423,6 +471,31 @@ class _Sanitizer:
         self.notes.append(
             (opener.start, what + f"inserted the closing fence {fence} after line {{0}}", (eol,))
         )
+
+    def remarks(self) -> tuple[int, int] | None:
+        """Where the walk found text after the last action that cannot belong to it:
+        ``(end of the action, start of that text)``, or None.
+
+        Only after an action that ends with its last block (CREATE, EDIT, EXECUTE,
+        RESEARCH) or its metadata list (READ, PRUNE): after CHAT_WITH_USER, INVOKE or
+        CONCLUDE any text is the message.
+        """
+        place = self.last
+        if place.rank != SECTION_RANK["Action Plan"] or place.context not in REMARKS_AFTER:
+            return None
+        text, end = self.text, self.after
+        if place.context in LIST_ONLY_ACTIONS:
+            m = METADATA_LINES_RE.match(text, end)
+            if m is not None:  # the action ends with the last line of its list
+                last = end + len(m.group().rstrip())
+                if last > end:
+                    eol = text.find("\n", last)
+                    end = len(text) if eol < 0 else eol + 1
+        blank = BLANK_LINES_RE.match(text, end)
+        start = blank.end() if blank is not None else end
+        if REST_BLANK_RE.match(text, start) or not REMARKS_RE.match(text, end):
+            return None  # nothing, or not prose set apart by a blank line
+        return end, start
 
     # --- the result ----------------------------------------------------------------------
 
@@ -453,18 +526,130 @@ class _Sanitizer:
         return tuple(sorted(out, key=lambda c: c.line))
 
 
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What the sanitizer would change in a plan's text, before rule 1 is applied."""
+
+    text: str
+    """The text with its fences repaired (the input itself when there is nothing to
+    repair)."""
+    changes: tuple[Change, ...]
+    """The repairs, in line order."""
+    remarks: tuple[int, int] | None
+    """Text after the last action that cannot belong to it (``"Hope this helps!"``
+    after a CREATE's block): the offset in :attr:`text` where the action ends, and the
+    offset in the input where that text starts; None when there is none."""
+    open_end: bool = False
+    """Whether a block that ran to the end of the text got a closing fence."""
+
+
+MAX_PASSES = 4
+"""How many readings a text whose repair gave a block an end that does not fit may get
+before it is left as it is (see :func:`propose`)."""
+
+
+def propose(text: str) -> Proposal:
+    """The sanitizer's repairs of ``text`` (without a byte-order mark), not yet checked
+    against rule 1: the caller parses the input when there is anything to change.
+
+    A repair that gave some block an end that does not fit the plan (a fallback) is read
+    again, and repaired again, until a reading changes nothing: what is returned is what
+    a further pass leaves alone.  A text that needs more than :data:`MAX_PASSES`
+    readings is left as it is.  The changes of several passes are reported against the
+    input, fence by fence.
+    """
+    sanitizer = _Sanitizer(text)
+    try:
+        sanitizer.run()
+    except _OutOfBudget:
+        return Proposal(text, (), None)
+    if not sanitizer.edits:
+        return Proposal(text, (), sanitizer.remarks())
+    first, current, open_end = sanitizer, sanitizer.result(), sanitizer.open_end
+    for _ in range(MAX_PASSES - 1):
+        if not sanitizer.unsure:
+            break
+        sanitizer = _Sanitizer(current)
+        try:
+            sanitizer.run()
+        except _OutOfBudget:
+            return Proposal(text, (), None)
+        if not sanitizer.edits:
+            break
+        current, open_end = sanitizer.result(), open_end or sanitizer.open_end
+    else:
+        if sanitizer.unsure:
+            return Proposal(text, (), None)  # no reading it keeps: leave it as it is
+    remarks = sanitizer.remarks()
+    if remarks is not None:  # remarks hold no fence: nothing after the action moved
+        end, start = remarks
+        if sanitizer.edits:
+            end += sum(len(new) - (b - a) for a, b, new in sanitizer.edits if a <= end)
+        remarks = (end, start - (len(current) - len(text)))
+    changes = first.changes() if sanitizer is first else _compare(text, current)
+    return Proposal(current, changes, remarks, open_end)
+
+
+def _compare(before: str, after: str) -> tuple[Change, ...]:
+    """The repairs that turned ``before`` into ``after`` (fence runs lengthened, closing
+    fences inserted), fence by fence, with the partner of each fence read from the
+    repaired text's blocks."""
+    from plankit.markdown.tree import Fence, parse_document
+
+    old, new = before.split("\n"), after.split("\n")
+    partner: dict[int, tuple[str, int]] = {}  # line in ``after`` -> its block's other end
+    for block in parse_document(after.removeprefix("\ufeff")).blocks:
+        if isinstance(block, Fence) and block.closed:
+            partner[block.start] = ("opening", block.end)
+            partner[block.end] = ("closing", block.start)
+    back: dict[int, int] = {}  # line in ``after`` -> line in ``before``
+    found: list[tuple[int, int, str]] = []  # (line in after, line in before, what)
+    i = 0
+    for j, text in enumerate(new, 1):
+        if i < len(old) and text == old[i]:
+            i += 1
+            back[j] = i
+            continue
+        was = FENCE_LINE_RE.fullmatch(old[i]) if i < len(old) else None
+        now = FENCE_LINE_RE.fullmatch(text)
+        if now is None:  # cannot happen: only fences change
+            i += 1
+            continue
+        if was is not None and was.group(1, 3) == now.group(1, 3) and was[2][0] == now[2][0]:
+            i += 1
+            back[j] = i
+            found.append((j, i, f"from {len(was[2])} to {len(now[2])}"))
+        else:
+            found.append((j, i, now[2]))
+    out: list[Change] = []
+    for j, line, what in found:
+        kind, other = partner.get(j, ("", 0))
+        ref = back.get(other, 0)
+        if what.startswith("from"):
+            name = f"the {kind} fence" if kind else "the fence"
+            if kind and ref:
+                verb = "ends" if kind == "opening" else "opens"
+                what += f" (the block {verb} at line {ref})"
+            out.append(Change(line, f"lengthened {name} {what}"))
+        else:
+            out.append(
+                Change(
+                    ref if kind == "closing" and ref else max(line, 1),
+                    f"the block opened here never closed: inserted the closing fence {what} "
+                    f"after line {line}",
+                )
+            )
+    return tuple(sorted(out, key=lambda c: c.line))
+
+
 def preprocess(text: str) -> Preprocessed:
     """Repair ambiguous fences in plan ``text`` (see the module documentation)."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
-    sanitizer = _Sanitizer(body)
-    try:
-        sanitizer.run()
-    except _OutOfBudget:
-        return Preprocessed(text, ())
-    if not sanitizer.edits:
+    proposal = propose(body)
+    if not proposal.changes:
         return Preprocessed(text, ())
     plan, _ = check_plan(body)
     if plan is not None:
         return Preprocessed(text, ())
-    return Preprocessed(bom + sanitizer.result(), sanitizer.changes())
+    return Preprocessed(bom + proposal.text, proposal.changes)

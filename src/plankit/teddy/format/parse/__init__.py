@@ -32,6 +32,7 @@ from plankit.teddy.format.parse.names import (
     is_edit_label,
     section_of,
 )
+from plankit.teddy.format.parse.swallowed import swallowed_actions
 
 __all__ = [
     "RATIONALE_SECTIONS",
@@ -50,6 +51,10 @@ def check_plan(text: str) -> tuple[Plan | None, list[Diagnostic]]:
         return None, [Diagnostic(1, "plan-empty", "the plan is empty; expected a `# Title`")]
     checker = Checker(doc)
     plan = read_plan(checker)
+    swallowed = swallowed_actions(doc)  # a plan one action short is not a valid plan
+    if swallowed:
+        checker.diags += swallowed
+        plan = None
     return plan, sorted(checker.diags)
 
 

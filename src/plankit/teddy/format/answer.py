@@ -1,0 +1,273 @@
+"""One road from a model's answer to a plan: unwrap it, then repair its fences.
+
+``teddy plan``, manual mode, the re-plan loop, ``teddy acp`` and ``teddy preprocess``
+all turn what a model (or a person copying from a chat window) gave into a plan with
+:func:`answer_to_plan`:
+
+1. A text that parses as a plan is returned byte for byte unchanged.
+2. *Unwrapping.*  When the text does not start with the plan's ``# Title``, the title
+   is looked for: the first level-1 heading outside fenced blocks, or one that opens a
+   fenced block whose info string is empty or names Markdown or text (a fence wrapped
+   around the plan, of any length, backticks or tildes).  What comes before it is
+   dropped ("Here is the plan:"), unless it holds a section or action heading of its
+   own.  A wrapping fence ends at a bare fence of its exact length; since the plan
+   inside may hold fences of that length too, the last few such lines are tried, and
+   the end of the text (an answer cut off before its closing fence): the one whose plan
+   parses with the fewest repairs wins, the latest on a tie.  What follows the wrapping
+   fence is dropped.
+3. *Fences* are repaired by the sanitizer (:mod:`plankit.teddy.format.preprocess`).
+4. *Remarks.*  Text after the last action's block (a CREATE, EDIT, EXECUTE or RESEARCH)
+   or metadata list (READ, PRUNE) cannot belong to the action ("Hope this helps!"): it
+   is dropped when the plan then parses.  After CHAT_WITH_USER, INVOKE or CONCLUDE all
+   text is the message and stays.
+
+Every other byte stays as it was: line endings (CRLF included), a byte-order mark, the
+plan's own text.  Each step is reported as a :class:`~plankit.teddy.format.preprocess.Change`
+with its line in the input.  The result is idempotent: a plan that parses is kept by
+rule 1, and one that does not starts with its title, has fences the sanitizer leaves
+alone, and remarks that could not be dropped the first time.
+
+Cost: for a text that starts with its title and whose fences need nothing, one walk of
+the sanitizer and no parse; each step that proposes a change parses once to confirm it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from plankit.teddy.format.fence_events import REMARKS_RE
+from plankit.teddy.format.parse import action_type_of, check_plan, section_of
+from plankit.teddy.format.preprocess import Change, Preprocessed, propose
+
+WRAPPER_INFOS = frozenset({"", "markdown", "md", "mdx", "text", "txt", "plain", "plan", "teddy"})
+"""Info strings of a fence that may wrap a whole plan."""
+
+CLOSERS_TRIED = 4
+"""How many candidate ends of a wrapping fence are tried (from the last one back)."""
+
+# Fence lines and level-1 headings: where a plan can start.
+_START_RE = re.compile(
+    r"^ {0,3}(?:(?P<run>`{3,}|~{3,})[ \t]*(?P<info>[^\r\n]*?)[ \t]*|#[ \t]+\S[^\r\n]*)\r?$",
+    re.MULTILINE,
+)
+# Section and action headings, FIND:/REPLACE: labels: text holding one is part of a plan.
+_HEADING_RE = re.compile(
+    r"^ {0,3}(?:#{2,3}[ \t]+(?P<text>[^\r\n]*?)[ \t#]*"
+    r"|#{0,6}[ \t]*[`*_]*(?i:find|replace)[`*_ \t]*:[`*_ \t]*)\r?$",
+    re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=32)
+def _closer_re(char: str, length: int) -> re.Pattern[str]:
+    c = re.escape(char)
+    return re.compile(rf"^ {{0,3}}{c}{{{length}}}(?!{c})[ \t]*\r?$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """Where the plan's title is in an answer that does not start with it."""
+
+    start: int
+    """Offset of the title's line."""
+    opener: re.Match[str] | None
+    """The fence wrapped around the plan, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """A plan text after the sanitizer and the remarks step."""
+
+    text: str
+    changes: tuple[Change, ...]
+    parses: bool | None  # None: not known (no step needed a parse)
+    open_end: bool = False  # a block that ran to the end of the text was closed
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _excerpt(text: str, width: int = 40) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _lines(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def _find_plan(body: str) -> _Found | None:
+    """Where the plan starts, when the text does not start with its title (rule 2)."""
+    inside: re.Match[str] | None = None  # the fence the scan is in
+    wrapper = False  # whether that fence may still wrap the plan
+    for m in _START_RE.finditer(body):
+        run = m.group("run")
+        if inside is None:
+            if run is None:
+                preamble = body[: m.start()]
+                if not preamble.strip() or _has_plan_headings(preamble):
+                    return None  # the text starts with its title, or the title is not here
+                return _Found(m.start(), None)
+            if run[0] == "`" and "`" in m.group("info"):
+                continue  # not a fence line
+            inside, wrapper = m, m.group("info").lower() in WRAPPER_INFOS
+            continue
+        opened = inside.group("run")
+        if run is not None:
+            if not m.group("info") and run[0] == opened[0] and len(run) >= len(opened):
+                inside = None  # the fence closes
+            continue
+        if wrapper:
+            wrapper = False  # only a title right after the opening fence makes it a wrapper
+            if not body[inside.end() : m.start()].strip():
+                preamble = body[: inside.start()]
+                return None if _has_plan_headings(preamble) else _Found(m.start(), inside)
+    return None
+
+
+def _has_plan_headings(text: str) -> bool:
+    """Whether ``text`` holds a section or action heading, or an EDIT label."""
+    for m in _HEADING_RE.finditer(text):
+        heading = m.group("text")
+        if heading is None or section_of(heading) or action_type_of(heading):
+            return True
+    return False
+
+
+def _repair(plan: str, skipped: int) -> _Attempt:
+    """Steps 3 and 4 on ``plan``; ``skipped`` lines of the input come before it."""
+    proposal = propose(plan)
+    if not proposal.changes and proposal.remarks is None:
+        return _Attempt(plan, (), None)
+    if check_plan(plan)[0] is not None:
+        return _Attempt(plan, (), True)  # rule 1
+    changes = tuple(Change(c.line + skipped, c.message, c.kind) for c in proposal.changes)
+    if proposal.remarks is not None:
+        end, start = proposal.remarks
+        trimmed = proposal.text[:end]
+        if check_plan(trimmed)[0] is not None:
+            first = _line(plan, start) + skipped
+            last = _line(plan, len(plan.rstrip())) + skipped
+            note = Change(
+                first,
+                f"dropped the text after the last action ({_lines(first, last)}): "
+                f"'{_excerpt(plan[start:])}'",
+                "remarks",
+            )
+            return _Attempt(trimmed, (*changes, note), True, proposal.open_end)
+    return _Attempt(proposal.text, changes, None, proposal.open_end)
+
+
+def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
+    """The plan inside the answer ``body`` (rule 2), repaired, and what was dropped."""
+    start = found.start
+    skipped = _line(body, start) - 1
+    dropped: list[Change] = []
+    opener = found.opener
+    lead = body[: opener.start() if opener is not None else start]
+    if lead.strip():
+        first = _line(body, len(lead) - len(lead.lstrip()))
+        last = _line(body, len(lead.rstrip()))
+        dropped.append(
+            Change(
+                first,
+                f"dropped the text before the plan's title ({_lines(first, last)}): "
+                f"'{_excerpt(lead)}'",
+                "preamble",
+            )
+        )
+    if opener is None:
+        return _repair(body[start:], skipped), dropped
+    run = opener.group("run")
+    closers = _closer_re(run[0], len(run)).finditer(body, start)
+    ends: list[int | None] = [m.start() for m in closers]
+    del ends[:-CLOSERS_TRIED]
+    ends.reverse()
+    if not ends or body[ends[0] or 0 :].partition("\n")[2].strip():
+        ends.append(None)  # the answer may be cut off before the wrapping fence's end
+    best: tuple[tuple[bool, bool, bool, int, int, bool, int], _Attempt, int | None] | None = None
+    for rank, end in enumerate(ends):
+        # an end that leaves sections or actions after it cuts the plan short
+        short = end is not None and _has_plan_headings(body[end:])
+        attempt = _repair(_inner(body, start, end), skipped)
+        parses = attempt.parses
+        if parses is None:
+            parses = check_plan(attempt.text)[0] is not None
+        # a plan whose last block had to be closed was probably cut inside that block
+        dropped_text = sum(c.kind == "remarks" for c in attempt.changes)
+        # what follows a wrapping fence's end is nothing, or remarks set apart by a blank line
+        rest = "" if end is None else body[end:].partition("\n")[2]
+        odd = bool(rest.strip()) and REMARKS_RE.match(rest) is None and rest[:1] not in "\r\n"
+        score = (
+            short,
+            not parses,
+            attempt.open_end,
+            dropped_text,
+            len(attempt.changes),
+            odd,
+            rank,
+        )
+        if best is None or score < best[0]:
+            best = (score, attempt, end)
+        if not short and parses and not attempt.changes:
+            break
+    assert best is not None
+    _, attempt, end = best
+    fence = run + opener.group("info")
+    where = f"closed at line {_line(body, end)}" if end is not None else "never closed"
+    dropped.append(
+        Change(
+            _line(body, opener.start()),
+            f"dropped the {fence} fence wrapped around the plan ({where})",
+            "wrapper",
+        )
+    )
+    if end is not None:
+        after_closer = body.find("\n", end)
+        rest = body[after_closer + 1 :] if after_closer >= 0 else ""
+        if rest.strip():
+            offset = len(body) - len(rest)
+            first = _line(body, offset + len(rest) - len(rest.lstrip()))
+            last = _line(body, offset + len(rest.rstrip()))
+            dropped.append(
+                Change(
+                    first,
+                    f"dropped the text after the plan's fence ({_lines(first, last)}): "
+                    f"'{_excerpt(rest)}'",
+                    "remarks",
+                )
+            )
+    return attempt, dropped
+
+
+def _inner(body: str, start: int, end: int | None) -> str:
+    """The plan from ``start`` to the wrapping fence's closing line at ``end`` (or to the
+    end of the text), without the blank lines before that fence."""
+    inner = body[start:end]
+    size = len(inner.rstrip())
+    if end is None and size == len(inner):
+        return inner
+    newline = "\r\n" if inner.startswith("\r\n", size) else "\n"
+    return inner[:size] + newline
+
+
+def answer_to_plan(text: str) -> Preprocessed:
+    """The plan in a model's answer ``text``, unwrapped and repaired (see the module
+    documentation); ``changes`` says what was done, with lines in ``text``."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(bom) :]
+    found = _find_plan(body)
+    if found is None:
+        attempt = _repair(body, 0)
+        dropped: list[Change] = []
+    else:
+        if check_plan(body)[0] is not None:
+            return Preprocessed(text, ())  # rule 1
+        attempt, dropped = _unwrapped(body, found)
+    if not attempt.changes and not dropped:
+        return Preprocessed(text, ())
+    changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
+    return Preprocessed(bom + attempt.text, changes)
