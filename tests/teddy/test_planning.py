@@ -1,4 +1,4 @@
-"""Planning: unwrapping answers, the feedback message, `teddy plan`, `teddy resume`, the
+"""Planning: the feedback message, `teddy plan`, `teddy resume`, the
 automated re-plan loop, manual mode and the agent prompts.
 
 Whole sessions run offline with the `teddy` command (its entry point called in this
@@ -28,7 +28,7 @@ from plankit.teddy.format.parse import RATIONALE_SECTIONS
 from plankit.teddy.planning import scripted_model
 from plankit.teddy.planning.models import ModelPlanner, load_model
 from plankit.teddy.planning.replan import FEEDBACK_INTRO, feedback_message, replan
-from plankit.teddy.planning.turn import PlanningError, plan_turn, unwrap_answer, user_prompt
+from plankit.teddy.planning.turn import PlanningError, plan_turn, user_prompt
 from plankit.teddy.run.approval import AutoApprover, NoReply
 from plankit.teddy.run.execute import execute_turn
 from plankit.teddy.session.config import Config
@@ -140,51 +140,7 @@ def meta(turn: Path) -> dict[str, str]:
     return out
 
 
-# --- unwrapping --------------------------------------------------------------------------
-
 PLAN = plan(READ_APP)
-
-
-@pytest.mark.parametrize(
-    ("answer", "expected"),
-    [
-        (PLAN, PLAN),
-        ("Sure! Here is the plan you asked for.\n\n" + PLAN, PLAN),
-        ("```markdown\n" + PLAN + "```\n", PLAN),
-        ("Here it is:\n\n```md\n" + PLAN + "```\n\nTell me if you want changes.\n", PLAN),
-        ("~~~\n" + PLAN + "~~~", PLAN),
-        # the wrapped plan ends with a fence of its own
-        (
-            "```markdown\n" + plan("### `EXECUTE`\n````shell\nls\n````") + "```\n",
-            plan("### `EXECUTE`\n````shell\nls\n````"),
-        ),
-        # a preamble with a shell snippet whose comment looks like an H1
-        ("First:\n\n```bash\n# install\npip install x\n```\n\n" + PLAN, PLAN),
-        # cut off before the closing fence: everything after the opener is kept
-        ("```markdown\n" + PLAN, PLAN),
-        ("\ufeff" + PLAN.replace("\n", "\r\n"), PLAN),
-        ("No plan at all, sorry.\n\n\n", "No plan at all, sorry.\n"),
-    ],
-    ids=[
-        "plain",
-        "text-before",
-        "fenced",
-        "fenced-with-text-around",
-        "tilde-fence",
-        "fenced-plan-ending-in-a-fence",
-        "shell-comment-before",
-        "unclosed-fence",
-        "bom-crlf",
-        "no-h1",
-    ],
-)
-def test_unwrap_answer(answer: str, expected: str) -> None:
-    assert unwrap_answer(answer) == expected
-
-
-def test_unwrap_keeps_a_plan_that_starts_with_a_fence_inside() -> None:
-    text = "```text\nnot a plan\n```\n" + PLAN
-    assert unwrap_answer(text) == PLAN
 
 
 # --- messages ------------------------------------------------------------------------------

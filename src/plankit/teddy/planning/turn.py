@@ -7,8 +7,10 @@ Planning a turn (``teddy-session-workflow.md`` section 6, ``teddy plan``):
 2. the planner (a model, or a person in manual mode) gets the turn's
    ``system_prompt.xml`` as system prompt and ``input.md`` followed by the message as
    prompt;
-3. the answer is unwrapped (text before the plan's H1, or one fence around the whole
-   plan, is dropped), then the fence sanitizer repairs ambiguous fences;
+3. the answer becomes the plan the way every front end makes it
+   (:func:`plankit.teddy.format.answer.answer_to_plan`: text around the plan and a
+   fence wrapped around it dropped, ambiguous fences repaired, remarks after the last
+   action dropped; a plan that parses is kept byte for byte);
 4. ``plan.md`` is written atomically (and ``answer.md`` keeps the raw answer when it
    had to be changed); ``meta.yaml`` records the model and its token usage.
 
@@ -18,7 +20,7 @@ The re-plan loop after a validation failure is in :mod:`plankit.teddy.planning.r
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -30,6 +32,7 @@ from plankit.textio import write_text_atomic
 
 if TYPE_CHECKING:
     from plankit.teddy.format.model import Plan
+    from plankit.teddy.format.preprocess import Change
     from plankit.teddy.planning.manual import ManualOptions
     from plankit.teddy.session.config import Config
 
@@ -39,72 +42,8 @@ ANSWER_FILE = "answer.md"
 """The planner's raw answer, kept when unwrapping or the sanitizer changed it."""
 
 
-_FENCE_RE = re.compile(r"^ {0,3}(?P<run>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)(?P<rest>[^`]*)$")
-_H1_RE = re.compile(r"^ {0,3}#[ \t]+\S")
-_WRAP_INFOS = frozenset({"", "markdown", "md", "text", "plan", "teddy"})
-
-
 class PlanningError(InputError):
     """A turn that cannot be planned (already executed, locked, an empty answer …)."""
-
-
-# --- the answer --------------------------------------------------------------------------
-
-
-def _bare_fence(line: str, char: str, length: int) -> bool:
-    stripped = line.strip()
-    return len(stripped) >= length and stripped == char * len(stripped)
-
-
-def _closer(lines: Sequence[str], start: int, char: str, length: int) -> int | None:
-    """The line that closes a fence wrapping the whole plan: the last bare fence of the
-    same length after ``start`` (None when the answer was cut off before it)."""
-    for i in range(len(lines) - 1, start, -1):
-        if lines[i].strip() == char * length:
-            return i
-    return None
-
-
-def unwrap_answer(text: str) -> str:
-    """The plan inside a model's answer.
-
-    Drops what comes before the plan's H1 ("Here is the plan:"), and a fence wrapped
-    around the whole plan (with text after it, if any).  An answer whose H1 cannot be
-    found is returned as it is: validation will say what is wrong with it.  Line endings
-    become ``\\n`` and the result ends with one newline.
-    """
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    lines = text.split("\n")
-    inside: tuple[str, int, str, int] | None = None  # fence char, length, info, line
-    for i, line in enumerate(lines):
-        fence = _FENCE_RE.match(line)
-        if inside is None:
-            if fence:
-                run = fence.group("run")
-                inside = (run[0], len(run), fence.group("info").lower(), i)
-            elif _H1_RE.match(line):
-                return _tidy(lines[i:])
-            continue
-        char, length, info, opened = inside
-        if fence and _bare_fence(line, char, length):
-            inside = None
-        elif (
-            _H1_RE.match(line)
-            and info in _WRAP_INFOS
-            and not any(ln.strip() for ln in lines[opened + 1 : i])
-        ):
-            end = _closer(lines, i, char, length)
-            return _tidy(lines[i:end])
-    return _tidy(lines)
-
-
-def _tidy(lines: Sequence[str]) -> str:
-    out = list(lines)
-    while out and not out[-1].strip():
-        out.pop()
-    while out and not out[0].strip():
-        out.pop(0)
-    return "\n".join(out) + "\n" if out else ""
 
 
 # --- prompts and messages --------------------------------------------------------------
@@ -141,10 +80,19 @@ class Planned:
     """The saved plan, parsed (None when it does not parse)."""
     problems: tuple[str, ...]
     """Why it does not parse (``line N: code message``), when it does not."""
-    repaired: int
-    """Fences the sanitizer repaired."""
-    unwrapped: bool
-    """Whether text around the plan (or a wrapping fence) was dropped."""
+    changes: tuple[Change, ...] = ()
+    """What making the answer a plan changed, with lines in the answer."""
+
+    @property
+    def repaired(self) -> int:
+        """Fences the sanitizer repaired."""
+        return sum(c.kind == "fence" for c in self.changes)
+
+    @property
+    def unwrapped(self) -> bool:
+        """Whether text around the plan (a preamble, a wrapping fence, remarks) was
+        dropped."""
+        return any(c.kind != "fence" for c in self.changes)
 
     @property
     def plan_path(self) -> Path:
@@ -217,8 +165,8 @@ def _plan_locked(
     fetch: Callable[[str], str] | None,
 ) -> Planned:
     from plankit.teddy.context.payload import build_payload, config_budget
+    from plankit.teddy.format.answer import answer_to_plan
     from plankit.teddy.format.parse import check_plan
-    from plankit.teddy.format.preprocess import preprocess
     from plankit.textio import read_text
 
     root = turn.session.root
@@ -238,14 +186,13 @@ def _plan_locked(
     system = read_text(turn.prompt_path).text
     request = PlanRequest(system, user_prompt(payload, message), turn.path, f"turn {turn.name}")
     answer = planner.answer(request)
-    unwrapped = unwrap_answer(answer.text)
-    if not unwrapped.strip():
+    made = answer_to_plan(answer.text)
+    text = made.text
+    if not text.strip():
         raise PlanningError(
             f"{answer.model} gave an empty answer; nothing was saved (run the command again)",
             code="empty-answer",
         )
-    repaired = preprocess(unwrapped)
-    text = repaired.text
     raw = turn.file(ANSWER_FILE)
     if answer.text != text:
         write_text_atomic(raw, answer.text)
@@ -257,14 +204,7 @@ def _plan_locked(
     problems = (
         tuple(f"line {d.line}: {d.code} {d.message}" for d in diagnostics) if plan is None else ()
     )
-    return Planned(
-        turn,
-        answer,
-        plan,
-        problems,
-        len(repaired.changes),
-        unwrapped.strip() != answer.text.replace("\r\n", "\n").removeprefix("\ufeff").strip(),
-    )
+    return Planned(turn, answer, plan, problems, made.changes)
 
 
 def _record(turn: Turn, answer: Answer) -> None:
