@@ -333,3 +333,33 @@ def test_cli_set_refuses_an_unknown_status_and_a_missing_note(tmp_path: Path) ->
     assert blocked.exit_code == 1 and "needs a reason" in blocked.stderr
     nowhere = run("checklist", "add-step", "x", "--store", store)
     assert nowhere.exit_code == 1 and "say where the step goes" in nowhere.stderr
+
+
+def test_renumber_fixes_duplicates_gaps_and_misplaced_steps() -> None:
+    text = (
+        "# Plan: R\n\n### Phase 1: A\n- [ ] 1.1 a\n- [x] 1.1 b ✅ 2026-01-02\n"
+        "  - [ ] 1.1.1 s\n  - [>] 1.1.3 t — why\n- [ ] 2.5 c\n\n### Phase 3: B\n- [ ] 3.2 d\n"
+    )
+    codes = {d.code for d in lint_plan(text)}
+    assert codes == {"duplicate-step", "numbering-gap", "step-phase-mismatch"}
+    fixed = r.renumber(text)
+    assert lint_plan(fixed) == []
+    assert steps(fixed) == [
+        ("1.1", "todo", "a"),
+        ("1.2", "done", "b"),
+        ("1.2.1", "todo", "s"),
+        ("1.2.2", "blocked", "t"),
+        ("1.3", "todo", "c"),
+        ("2.1", "todo", "d"),
+    ]
+    assert "- [x] 1.2 b ✅ 2026-01-02\n" in fixed and "### Phase 2: B\n" in fixed
+    assert r.renumber(fixed) == fixed
+    manager = PlanManager(MemorySheets({"AGENT_BASE!C2": text}))
+    assert [t.step for t in manager.renumber().tasks] == [
+        "1.1",
+        "1.2",
+        "1.2.1",
+        "1.2.2",
+        "1.3",
+        "2.1",
+    ]

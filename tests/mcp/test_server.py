@@ -64,7 +64,7 @@ def test_stdio_server_lists_and_runs_every_checklist_tool(tmp_path: Path) -> Non
                 ],
             },
         ),
-        ("get_plan", {}),
+        ("get_plan", {"full": True}),
     ]
 
     async def session() -> dict[str, Any]:

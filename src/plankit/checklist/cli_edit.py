@@ -134,6 +134,19 @@ def add_phase(
     _phase_out(phase, as_json)
 
 
+@click.command()
+@store_options
+def renumber(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
+    """Number phases 1, 2 … and steps N.1, N.2 … in document order (duplicates, gaps
+    and misplaced numbers gone, every status kept)."""
+    plan = call(store, cell, credentials, as_json, lambda m: m.renumber())
+    if as_json:
+        echo_json(plan.to_dict())
+        return
+    for phase in plan.phases:
+        _phase_out(phase, as_json)
+
+
 @click.command(name="rename-phase")
 @store_options
 @click.argument("number", type=int)
@@ -238,6 +251,7 @@ COMMANDS = (
     remove_step,
     add_phase,
     rename_phase,
+    renumber,
     answer,
     goal,
     analysis,

@@ -338,6 +338,12 @@ class PlanManager:
         )
         return next(p for p in parse_plan(updated).phases if p.number == number)
 
+    def renumber(self) -> Plan:
+        """Number phases 1, 2 … and steps N.1, N.2 … in document order (duplicates, gaps
+        and misplaced numbers gone, progress kept); returns the plan."""
+        updated, _ = self._edit(lambda t: (restructure.renumber(t), None))
+        return parse_plan(updated)
+
     def rename_phase(self, number: int, name: str) -> Phase:
         """Rename phase ``number``; its steps are untouched."""
         updated, _ = self._edit(lambda t: (restructure.rename_phase(t, number, name), None))

@@ -1,26 +1,36 @@
 """The checklist operations as MCP tools (official ``mcp`` SDK, ``MCPServer``).
 
-:func:`register_checklist_tools` adds ten tools to a server: the spec's eight methods
-plus ``append_note`` and ``set_task_status``.  Each tool is one
+:func:`register_checklist_tools` adds the tools named in :data:`TOOL_NAMES` to a
+server: the spec's eight methods, any status, notes, the step in progress, and the
+structural edits that keep progress.  Each tool is one
 :class:`~plankit.checklist.manager.PlanManager` call; a plankit error (unknown step,
 no plan, a locked workbook …) comes back as a tool error whose text says what to do.
-Results are short text or compact JSON, to keep an agent's context small.
+
+Arguments are checked here before the SDK sees them, so that a mistake costs the
+agent one line: an unknown argument is refused (the input schemas say
+``additionalProperties: false``), and a missing or mistyped one is named with what is
+expected, not a validation dump.  Statuses are an enum in the schema.
+
+Results are short text or compact JSON: ``get_plan`` gives the progress of each phase,
+the current and next steps, what waits for review, open questions and lint warnings,
+and the Markdown only when asked (``full``).
 
 This module imports pydantic and the MCP SDK; only ``plankit mcp`` imports it.
 """
 
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plankit.checklist.manager import PlanManager
-from plankit.checklist.model import Plan, PlanTask
-from plankit.checklist.render import progress_text
+from plankit.checklist.model import Phase, Plan, PlanTask
+from plankit.checklist.render import progress_text, task_text
 from plankit.errors import PlankitError
 
 T = TypeVar("T")
@@ -28,11 +38,15 @@ T = TypeVar("T")
 Step = Annotated[str, Field(description="Step number as written in the plan, e.g. 1.2 or 2.1.1")]
 Reason = Annotated[str, Field(description="What the step waits for; name the sheet/range")]
 Note = Annotated[str, Field(description="What a person should check or decide")]
-Status = Annotated[str, Field(description="todo, doing, done, blocked or review")]
+StatusName = Literal["todo", "doing", "done", "blocked", "review"]
+Status = Annotated[StatusName, Field(description="The new status")]
+PhaseNumber = Annotated[int, Field(description="Phase number, e.g. 2", ge=1)]
 
 
 class PhaseSpec(BaseModel):
     """One phase of a new plan."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Phase name, e.g. Data Collection")
     steps: list[str] = Field(
@@ -45,14 +59,23 @@ TOOL_NAMES = (
     "init_plan",
     "get_plan",
     "get_next_task",
+    "get_current_task",
     "get_review_tasks",
     "create_plan",
     "start_task",
     "complete_task",
     "block_task",
     "review_task",
-    "append_note",
     "set_task_status",
+    "append_note",
+    "add_step",
+    "remove_step",
+    "add_phase",
+    "rename_phase",
+    "renumber_steps",
+    "answer_question",
+    "set_goal",
+    "set_analysis",
 )
 """The tools :func:`register_checklist_tools` adds, in order."""
 
@@ -69,18 +92,114 @@ def task_json(task: PlanTask | None) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def plan_text(plan: Plan) -> str:
-    """A progress line, the next step, the lint warnings, then the plan's Markdown."""
+def plan_text(plan: Plan, *, full: bool = False) -> str:
+    """The plan for an agent: progress overall and per phase, the step in progress, the
+    next one, steps waiting for review or blocked, open questions, lint warnings; then
+    the Markdown when ``full`` (else a line saying how to get it)."""
     from plankit.checklist.lint import finding_text, lint_plan
 
-    head = [f"Progress: {progress_text(plan.progress)}"]
+    out = [f"Progress: {progress_text(plan.progress)}", f"Plan: {plan.title or '(untitled)'}"]
+    if plan.goal:
+        out.append(f"Goal: {plan.goal}")
+    for phase in plan.phases:
+        out.append(f"Phase {phase.number} {phase.name}: {progress_text(phase.progress)}")
+    current = plan.current_task()
+    if current is not None:
+        out.append(f"Current: {current.step} {current.title}")
     nxt = plan.next_task()
-    head.append(f"Next: {nxt.step} {nxt.title}" if nxt else "Next: none (no todo step left)")
+    out.append(f"Next: {nxt.step} {nxt.title}" if nxt else "Next: none (no todo step left)")
+    for label, tasks in (
+        ("Waiting for review", plan.review_tasks()),
+        ("Blocked", [t for t in plan.tasks if t.status.value == "blocked"]),
+    ):
+        if tasks:
+            out.append(f"{label}: " + "; ".join(task_text(t)[4:] for t in tasks))
+    questions = plan.open_questions()
+    if questions:
+        out.append("Open questions: " + " | ".join(f"{i}. {q}" for i, q in enumerate(questions, 1)))
     findings = lint_plan(plan.raw)
     if findings:
-        head.append(f"Warnings ({len(findings)}): the plan has lines the reader cannot use")
-        head += [f"- {finding_text(f)}" for f in findings]
-    return "\n".join(head) + "\n\n" + plan.raw
+        out.append(f"Warnings ({len(findings)}): the plan has lines the reader cannot use")
+        out += [f"- {finding_text(f)}" for f in findings]
+    if full:
+        return "\n".join(out) + "\n\n" + plan.raw
+    out.append("(get_plan with full=true returns the Markdown, analysis and notes included.)")
+    return "\n".join(out)
+
+
+def _phase_text(phase: Phase) -> str:
+    steps = "; ".join(f"{t.step} {t.title}" for t in phase.tasks) or "no steps"
+    return f"Phase {phase.number}: {phase.name} ({steps})"
+
+
+# --- argument checking ----------------------------------------------------------------
+
+
+def _describe_error(tool: str, error: dict[str, Any]) -> str:
+    """One pydantic error as one sentence naming the argument."""
+    loc = ".".join(str(p) for p in error.get("loc", ()))
+    kind = str(error.get("type", ""))
+    where = f"argument {loc!r}" if loc else "the arguments"
+    if kind == "missing":
+        return f"{tool}: {where} is required"
+    if kind == "extra_forbidden":
+        return f"{tool}: unknown {where}"
+    if kind == "string_type":
+        return (
+            f'{tool}: {where} must be a string, e.g. "1.2" for a step '
+            f"(got {json.dumps(error.get('input'))[:60]})"
+        )
+    if kind in ("literal_error", "enum"):
+        expected = (error.get("ctx") or {}).get("expected", "")
+        return f"{tool}: {where} must be one of {expected} (got {error.get('input')!r})"
+    message = str(error.get("msg", "is not valid")).replace("\n", " ")
+    return f"{tool}: {where}: {message} (got {json.dumps(error.get('input'))[:60]})"
+
+
+class CheckedTool(Tool):
+    """A tool whose arguments are checked first: unknown ones refused, every problem
+    reported on one line."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        """Check ``arguments``, then run the tool as the SDK does."""
+        known = set(self.parameters.get("properties", {}))
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            listing = ", ".join(sorted(known)) or "none"
+            raise ToolError(
+                f"{self.name}: unknown argument{'s' * (len(unknown) > 1)} "
+                f"{', '.join(repr(u) for u in unknown)}; its arguments are: {listing}"
+            )
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            errors = exc.errors()
+            first = _describe_error(self.name, dict(errors[0]))
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise ToolError(first + more) from None
+        return await super().run(arguments, context, convert_result)
+
+
+def _install(server: MCPServer[Any], tool: CheckedTool) -> None:
+    """Add ``tool`` to ``server``'s tools (the SDK makes plain tools from functions;
+    this one keeps its argument checks)."""
+    manager = getattr(server, "_tool_manager", None)
+    tools = getattr(manager, "_tools", None)
+    if not isinstance(tools, dict):  # pragma: no cover - an SDK without the tool table
+        server.add_tool(
+            tool.fn,
+            name=tool.name,
+            description=tool.description,
+            annotations=tool.annotations,
+            structured_output=False,
+        )
+        return
+    tools[tool.name] = tool
+
+
+# --- the tools ---------------------------------------------------------------------------
 
 
 def register_checklist_tools(
@@ -100,19 +219,38 @@ def register_checklist_tools(
 
     def init_plan() -> str:
         plan = run(lambda m: m.init_plan())
-        return plan_text(plan)
+        return plan_text(plan, full=True)  # the shape to follow, or the error met
 
-    def get_plan() -> str:
+    def get_plan(
+        full: Annotated[
+            bool,
+            Field(description="true for the plan's Markdown too (analysis, notes, every step)"),
+        ] = False,
+    ) -> str:
         plan = run(lambda m: m.get_plan())
         if plan is None:
             return (
                 f"No plan in {where()} yet. Call init_plan for the starter plan, or "
                 "create_plan once the goal is clear."
             )
-        return plan_text(plan)
+        return plan_text(plan, full=full)
 
     def get_next_task() -> str:
-        return task_json(run(lambda m: m.get_next_task()))
+        plan = run(lambda m: m.get_plan())
+        task = plan.next_task() if plan is not None else None
+        if task is None and plan is not None:
+            from plankit.checklist.lint import finding_text, lint_plan
+
+            findings = lint_plan(plan.raw)
+            if findings:  # "nothing left" would be wrong: some steps are not read
+                raise ToolError(
+                    "no todo step was read, but the plan has problems: "
+                    + "; ".join(finding_text(f) for f in findings[:5])
+                )
+        return task_json(task)
+
+    def get_current_task() -> str:
+        return task_json(run(lambda m: m.current_task()))
 
     def get_review_tasks() -> str:
         tasks = run(lambda m: m.get_review_tasks())
@@ -151,32 +289,123 @@ def register_checklist_tools(
     def review_task(step: Step, note: Note) -> str:
         return task_json(run(lambda m: m.review_task(step, note)))
 
+    def set_task_status(
+        step: Step,
+        status: Status,
+        note: Annotated[
+            str | None, Field(description="Reason (blocked) or note (review); needed for those")
+        ] = None,
+    ) -> str:
+        return task_json(run(lambda m: m.set_task_status(step, status, note)))
+
     def append_note(
         text: Annotated[str, Field(description="One line: a decision, finding or link")],
     ) -> str:
         run(lambda m: m.append_note(text))
         return "Note added."
 
-    def set_task_status(step: Step, status: Status, note: Reason | None = None) -> str:
-        return task_json(run(lambda m: m.set_task_status(step, status, note)))
+    def add_step(
+        text: Annotated[str, Field(description="What to do, one line, with sheet/range")],
+        after: Annotated[
+            str | None, Field(description="Insert after this step, e.g. 1.2 (new: 1.3)")
+        ] = None,
+        before: Annotated[
+            str | None, Field(description="Insert before this step, taking its number")
+        ] = None,
+        phase: Annotated[
+            int | None, Field(description="Add at the end of this phase number", ge=1)
+        ] = None,
+    ) -> str:
+        return task_json(run(lambda m: m.add_step(text, after=after, before=before, phase=phase)))
 
-    read = ToolAnnotations(read_only_hint=True)
+    def remove_step(step: Step) -> str:
+        task = run(lambda m: m.remove_step(step))
+        return f"Removed {task.step} {task.title}; the steps after it were renumbered."
+
+    def add_phase(
+        name: Annotated[str, Field(description="Phase name, e.g. Validation")],
+        steps: Annotated[list[str] | None, Field(description="One line per step, in order")] = None,
+        after: Annotated[
+            int | None,
+            Field(description="Insert after this phase number (0: first); default: last", ge=0),
+        ] = None,
+    ) -> str:
+        return "Added " + _phase_text(run(lambda m: m.add_phase(name, steps or [], after=after)))
+
+    def rename_phase(
+        number: PhaseNumber, name: Annotated[str, Field(description="The new name")]
+    ) -> str:
+        return "Renamed: " + _phase_text(run(lambda m: m.rename_phase(number, name)))
+
+    def renumber_steps() -> str:
+        plan = run(lambda m: m.renumber())
+        return plan_text(plan)
+
+    def answer_question(
+        question: Annotated[
+            int | str,
+            Field(description="The question's number (1, 2 …) or the start of its text"),
+        ],
+        answer: Annotated[str, Field(description="The answer, one line")],
+    ) -> str:
+        return run(lambda m: m.answer_question(question, answer))
+
+    def set_goal(goal: Annotated[str, Field(description="One sentence: what success is")]) -> str:
+        return "Goal: " + run(lambda m: m.set_goal(goal))
+
+    def set_analysis(
+        spreadsheet: Annotated[str | None, Field(description="Spreadsheet name or ID")] = None,
+        key_sheets: Annotated[
+            list[str] | None, Field(description="Sheets that matter (replaces the list)")
+        ] = None,
+        read: Annotated[
+            list[str] | None,
+            Field(description="Ranges read, e.g. 'Orders!A2:F500 (id, total)' (replaces)"),
+        ] = None,
+        write: Annotated[
+            list[str] | None, Field(description="Ranges written (replaces the list)")
+        ] = None,
+        current_state: Annotated[str | None, Field(description="What data exists now")] = None,
+    ) -> str:
+        fields = run(
+            lambda m: m.set_analysis(
+                spreadsheet=spreadsheet,
+                key_sheets=key_sheets,
+                read=read,
+                write=write,
+                current_state=current_state,
+            )
+        )
+        return json.dumps(fields.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    read_only = ToolAnnotations(read_only_hint=True)
     write = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+    edit = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
     tools: list[tuple[Callable[..., str], str, ToolAnnotations]] = [
         (
             init_plan,
             "Set up the plan store and return the plan. Safe to repeat: an existing plan is "
-            "returned unchanged; an empty store gets a starter plan.",
-            ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+            "kept; an empty store gets a starter plan.",
+            write,
         ),
-        (get_plan, "Return the plan: progress, next step, then its Markdown.", read),
+        (
+            get_plan,
+            "Return the plan: progress per phase, current and next step, reviews, warnings "
+            "(full=true adds the Markdown).",
+            read_only,
+        ),
         (
             get_next_task,
             "Return the next todo step as JSON (blocked and review steps are skipped), or "
             "null when none is left.",
-            read,
+            read_only,
         ),
-        (get_review_tasks, "Return the steps waiting for a person's review, as JSON.", read),
+        (
+            get_current_task,
+            "Return the step in progress [/] as JSON, or null: where to resume.",
+            read_only,
+        ),
+        (get_review_tasks, "Return the steps waiting for a person's review, as JSON.", read_only),
         (
             create_plan,
             "Write a new plan: title, goal, phases of steps (numbered N.1, N.2 … for you). "
@@ -188,22 +417,52 @@ def register_checklist_tools(
         (block_task, "Mark a step blocked [>] with the reason it cannot go on.", write),
         (review_task, "Mark a step as needing a person's review [!] with a note.", write),
         (
-            append_note,
-            "Add one line to the plan's Notes.",
-            ToolAnnotations(read_only_hint=False, destructive_hint=False),
+            set_task_status,
+            "Set any status, e.g. todo to reopen a step; blocked and review need a note.",
+            write,
+        ),
+        (append_note, "Add one line to the plan's Notes.", edit),
+        (
+            add_step,
+            "Add a todo step after or before a step, or at the end of a phase; later steps "
+            "are renumbered, progress kept.",
+            edit,
         ),
         (
-            set_task_status,
-            "Set any status (todo, doing, done, blocked, review), e.g. to reopen a step.",
+            remove_step,
+            "Remove a step and its sub-steps; later steps are renumbered, progress kept.",
+            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False),
+        ),
+        (
+            add_phase,
+            "Add a phase of todo steps after a phase (default: last); later phases are renumbered.",
+            edit,
+        ),
+        (rename_phase, "Rename a phase; its steps are kept.", write),
+        (
+            renumber_steps,
+            "Number phases 1, 2 … and steps N.1, N.2 … in order, fixing duplicate or "
+            "skipped numbers; statuses kept.",
+            write,
+        ),
+        (answer_question, "Write the user's answer after a question of the plan.", write),
+        (set_goal, "Replace the plan's goal sentence.", write),
+        (
+            set_analysis,
+            "Set Analysis fields (spreadsheet, key sheets, read/write ranges, current "
+            "state); others are kept.",
             write,
         ),
     ]
     for fn, description, annotations in tools:
-        server.add_tool(
+        tool = CheckedTool.from_function(
             fn,
             name=fn.__name__,
             description=description,
             annotations=annotations,
             structured_output=False,
         )
+        assert isinstance(tool, CheckedTool)
+        tool.parameters["additionalProperties"] = False
+        _install(server, tool)
     return [fn.__name__ for fn, _, _ in tools]

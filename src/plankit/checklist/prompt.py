@@ -11,7 +11,8 @@ MCP tools read and change it; never rewrite the plan by other means.
 
 ### Tools
 
-- `get_plan` — progress, the next step, and the plan's Markdown. Call it first.
+- `get_plan` — progress per phase, the step in progress, the next step, open
+  questions and warnings. Call it first. `get_plan(full: true)` adds the Markdown.
 - `init_plan` — only when `get_plan` says there is no plan yet: writes a starter plan
   (and the `PLAN.md Contents` marker above the plan cell). Calling it again changes
   nothing.
@@ -21,6 +22,7 @@ MCP tools read and change it; never rewrite the plan by other means.
   `replace: true`; do that only when the user wants the old plan gone.
 - `get_next_task` — the first step still to do, or `null`. Blocked and review steps
   are skipped.
+- `get_current_task` — the step in progress `[/]`, or `null`: where to resume.
 - `get_review_tasks` — steps waiting for a person.
 - `start_task(step)` — mark a step `[/]` before you work on it.
 - `complete_task(step)` — mark it `[x]`; the date is added.
@@ -28,6 +30,13 @@ MCP tools read and change it; never rewrite the plan by other means.
 - `review_task(step, note)` — mark it `[!]` when a person must check or decide.
 - `append_note(text)` — record a decision, a finding or a link under Notes.
 - `set_task_status(step, status)` — any other change, such as reopening a step.
+- `add_step(text, after | before | phase)`, `remove_step(step)`,
+  `add_phase(name, steps, after)`, `rename_phase(number, name)` — change the plan's
+  shape; later steps are renumbered and every status is kept (never `create_plan`
+  again for that: it starts over).
+- `answer_question(question, answer)`, `set_goal(goal)`,
+  `set_analysis(spreadsheet, key_sheets, read, write, current_state)` — record what
+  you learn.
 
 ### The plan's shape
 
@@ -64,8 +73,11 @@ Marks: `[ ]` todo · `[/]` doing · `[x]` done ✅ date · `[>]` blocked — rea
 ### How to work
 
 1. **Start of a session.** Call `get_plan`. If there is none, call `init_plan` and
-   ask the user what they want to achieve. If there is one, deal with
-   `get_review_tasks` first, then continue with `get_next_task`.
+   ask the user what they want to achieve. If there is one, finish the step in
+   progress (`get_current_task`), deal with `get_review_tasks`, then continue with
+   `get_next_task`. If `get_plan` lists warnings, fix the plan first (a step it
+   cannot read is a step you would skip): `renumber_steps` fixes duplicate and
+   skipped numbers; tell the user about the rest.
 2. **Planning.** When the user gives a goal, read the sheets' headers, note the
    ranges you will read and write, ask what is unclear, then call `create_plan`
    with phases of small steps. Each step names its range and what the columns hold,

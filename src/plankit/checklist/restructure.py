@@ -303,6 +303,35 @@ def remove_step(markdown: str, step: str) -> str:
     return lines.text()
 
 
+def renumber(markdown: str) -> str:
+    """Number the phases 1, 2, 3 … and their steps N.1, N.2 … (sub-steps N.M.1 …) in
+    document order: duplicate steps, gaps and steps listed under the wrong phase are
+    gone, every status, date and note kept."""
+    found = analyze(markdown)
+    lines = _Lines(markdown)
+    for number, slot in enumerate(found.phases, start=1):
+        m = _PHASE_HEAD_RE.fullmatch(lines.content(slot.line))
+        if m is not None and int(m.group(2)) != number:
+            lines.set(slot.line, f"{m.group(1)}{number}{m.group(3)}{m.group(4)}")
+        counters = [0, 0]
+        for line, step in slot.tasks:
+            depth = min(step.count("."), 2)  # 1: N.M, 2: N.M.S
+            counters[depth - 1] += 1
+            if depth == 1:
+                counters[1] = 0
+            new = (number, *counters[:depth]) if depth == 1 or counters[0] else None
+            if new is None:  # a sub-step before any step: make it a step
+                counters[0] += 1
+                new = (number, counters[0])
+            content = lines.content(line)
+            hit = TASK_LINE_RE.fullmatch(content)
+            assert hit is not None and hit.group(4) == step
+            text = ".".join(map(str, new))
+            if text != step:
+                lines.set(line, content[: hit.start(4)] + text + content[hit.end(4) :])
+    return lines.text()
+
+
 # --- phases ------------------------------------------------------------------------------
 
 
