@@ -458,12 +458,11 @@ def test_unified_diff_of_identical_texts_is_empty() -> None:
 # --- edges that mutation testing showed no test was holding -------------------------------
 
 
-def test_a_long_find_full_of_one_character_still_finds_its_close_region() -> None:
+def test_a_long_find_of_repeated_words_still_finds_its_close_region() -> None:
     # past 200 characters difflib would treat frequent characters as junk unless told not
     # to, and such a FIND would seem unrelated to the line it nearly matches
-    line = "x = " + "a" * 250
-    failure = _failure(f"head\n{line}\ntail\n", "x = " + "a" * 249 + "b")
-    assert "the closest region is lines 2-2 (" in failure.message
+    failure = _failure("head\n" + "abc " * 60 + "\ntail\n", "abd " * 60)
+    assert "the closest region is lines 2-2 (75% similar)" in failure.message
 
 
 def test_the_closest_region_never_runs_past_the_end_of_the_file() -> None:
