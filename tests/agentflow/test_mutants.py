@@ -432,3 +432,12 @@ def test_the_fast_path_and_the_full_parser_agree(yaml: str) -> None:
             return ("error", exc.line)
 
     assert read(True) == read(False)
+
+
+@pytest.mark.parametrize("blanks", [0, 61, 62, 200])
+def test_front_matter_at_the_limit_is_read_whatever_blanks_end_its_closing_line(
+    blanks: int,
+) -> None:
+    yaml = "a: " + "x" * (LIMIT - 4) + "\n"
+    doc = split("---\n" + yaml + "---" + " " * blanks + "\nBody\n")
+    assert (doc.front_matter, doc.body) == (yaml, "Body\n")

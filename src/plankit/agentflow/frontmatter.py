@@ -63,7 +63,8 @@ class Document:
 
 
 _OPEN = re.compile(r"---[ \t]*(?:\n|\Z)")
-_CLOSE = re.compile(r"^---[ \t]*$", re.M)
+_CLOSE = re.compile(r"^---", re.M)
+_BLANKS = re.compile(r"[ \t]*")
 
 
 def normalize_newlines(text: str) -> str:
@@ -107,14 +108,17 @@ def split(text: str) -> Document:
 
 
 def _closing(text: str, pos: int, end: int) -> tuple[int, int] | None:
-    """Start and end of the first line ``---`` that begins in ``text[pos:end]``."""
+    """Start and end of the first line ``---`` (blanks may follow) that begins in
+    ``text[pos:end]``; its blanks are read to the end of the line, past ``end``."""
     while True:
         match = _CLOSE.search(text, pos, end)
         if match is None:
             return None
-        if match.end() == len(text) or text[match.end()] == "\n":
-            return match.start(), match.end()
-        pos = match.end()  # cut short by ``end``: not a whole line
+        blanks = _BLANKS.match(text, match.end())
+        assert blanks is not None  # the pattern matches the empty string
+        if blanks.end() == len(text) or text[blanks.end()] == "\n":
+            return match.start(), blanks.end()
+        pos = match.end()  # "----" or "--- text": not a closing line
 
 
 def _size(chars: int) -> str:
