@@ -22,6 +22,7 @@ BENCHMARKS = [
     ("bench_preprocess", 9, 3),
     ("bench_startup", 30, 20),
     ("bench_execute", 7, 3),
+    ("bench_checkpoint", 7, 3),
     ("bench_context", 31, 31),
     ("bench_checklist", 25, 10),
     ("bench_agentflow", 5, 3),

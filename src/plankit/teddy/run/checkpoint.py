@@ -48,7 +48,7 @@ from plankit.errors import InputError
 from plankit.teddy.format.model import Action, Create, Edit
 from plankit.teddy.session.layout import Turn
 from plankit.textio import write_bytes_atomic, write_text_atomic
-from plankit.workspace import TEDDY_DIR, PathRefused, components, read_inside, resolve
+from plankit.workspace import TEDDY_DIR, PathRefused, check_path, components, read_inside
 
 MANIFEST_FILE = "checkpoint.json"
 """The manifest's name in a turn directory."""
@@ -104,22 +104,22 @@ class FileState:
 
 def read_state(root: Path, path: str) -> tuple[FileState, bytes | None]:
     """The state of root-relative ``path`` and its bytes (None unless a regular file
-    reached without following a symbolic link)."""
-    try:
-        real = resolve(root, path)
-    except PathRefused:
-        return FileState(True, special=True), None
-    try:
-        st = os.lstat(real)
-    except (FileNotFoundError, NotADirectoryError):
-        return FileState(False), None
-    if not stat.S_ISREG(st.st_mode):
-        return FileState(True, stat.S_IMODE(st.st_mode), special=True), None
+    reached without following a symbolic link).  The path is walked from the root
+    without following links (:func:`~plankit.workspace.read_inside`), as CREATE and
+    EDIT walk it: a link on the way makes it special, as they would refuse it."""
     try:
         data = read_inside(root, path)
-    except (PathRefused, OSError):
-        return FileState(True, stat.S_IMODE(st.st_mode), special=True), None
-    return FileState(True, stat.S_IMODE(st.st_mode), hashlib.sha256(data).hexdigest()), data
+    except PathRefused:
+        return FileState(True, special=True), None
+    except (FileNotFoundError, NotADirectoryError):
+        return FileState(False), None
+    except OSError:  # a directory, a FIFO, a device, unreadable
+        return FileState(True, special=True), None
+    try:
+        mode = stat.S_IMODE(os.lstat(root / path).st_mode)  # no link on the way: checked
+    except OSError:
+        return FileState(True, special=True), None
+    return FileState(True, mode, hashlib.sha256(data).hexdigest()), data
 
 
 @dataclass(slots=True)
@@ -256,9 +256,7 @@ def _targets(root: Path, actions: Sequence[Action], memos: bool) -> list[str]:
     seen: dict[str, None] = {}
     for action in actions:
         if isinstance(action, Create | Edit):
-            try:
-                resolve(root, action.path)
-            except PathRefused:
+            if check_path(action.path) is not None:
                 continue  # the action is refused when it runs: it writes nothing
             key = "/".join(components(action.path))
             if key:
@@ -338,6 +336,9 @@ def git(
     return proc.stdout
 
 
+_REV_PARSE = ("--show-object-format", "--show-prefix")
+
+
 def _blob_id(data: bytes, algorithm: str) -> str:
     digest = hashlib.new(algorithm)
     digest.update(b"blob %d\0" % len(data))
@@ -353,13 +354,17 @@ def _git_checkpoint(
     env = git_env()
     if any("\n" in e.path or "\t" in e.path for e in entries):
         raise GitFailed("a path holds a line break or a tab")
-    out = git(root, "rev-parse", "--show-object-format", "--show-prefix", env=env)
-    lines = out.decode("utf-8", "surrogateescape").split("\n")
-    algorithm, prefix = lines[0].strip(), lines[1] if len(lines) > 1 else ""
+    try:  # one process when there is a HEAD commit (nearly always)
+        out = git(root, "rev-parse", *_REV_PARSE, "--verify", "-q", "HEAD^{commit}", env=env)
+        lines = out.decode("utf-8", "surrogateescape").split("\n")
+        head_id: str | None = lines[2].strip()
+    except GitFailed:  # no commit yet (or no repository: the next call says which)
+        out = git(root, "rev-parse", *_REV_PARSE, env=env)
+        lines = out.decode("utf-8", "surrogateescape").split("\n")
+        head_id = None
+    algorithm, prefix = lines[0].strip(), lines[1]
     if algorithm not in ("sha1", "sha256"):
         raise GitFailed(f"unknown object format {algorithm!r}")
-    head = git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", env=env, ok=(0, 1))
-    head_id = head.decode().strip() or None
     present = [(e, d) for e, d in zip(entries, datas, strict=True) if d is not None]
     ref = f"{REF_PREFIX}/{turn.session.name}/{turn.name}"
     with tempfile.TemporaryDirectory(prefix="teddy-checkpoint-") as tmp:
