@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -145,12 +144,18 @@ def test_rich_stops_the_live_list_while_chatting() -> None:
     assert tracker.live is None
 
 
-def test_running_row_shows_elapsed_time_after_a_second() -> None:
+def test_running_row_shows_elapsed_time_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from plankit.teddy.run import progress
+
+    now = 1000.0  # the module's clock stands still: a busy machine cannot add a second
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: now))
     tracker = Tracker()
     tracker.total = 1
-    row = Row("EXECUTE make", State.RUNNING, started=time.monotonic() - 75)
+    row = Row("EXECUTE make", State.RUNNING, started=now - 75)
     assert tracker.line(0, row) == "[1/1] EXECUTE make: running 1 min 15 s"
-    row.started = time.monotonic()
+    row.started = now - 0.9
     assert tracker.line(0, row) == "[1/1] EXECUTE make: running"
 
 
