@@ -156,7 +156,9 @@ def test_feedback_message_layout_and_fence() -> None:
         "## Validation Errors:\n"
         "- `EDIT` on `a.py`: pair 1: no match\n"
         "- two lines:\n"
-        "    detail here\n\n"
+        "  ```text\n"
+        "    detail here\n"
+        "  ```\n\n"
         "## Original Faulty Plan:\n"
         "``````markdown\n" + faulty + "``````\n"
     )
@@ -210,11 +212,20 @@ def test_whole_session_with_the_scripted_model(tmp_path: Path, project: Path) ->
     assert "turn 03 has a corrected plan that passes validation" in out.stderr
     report2 = (t2 / "report.md").read_text()
     assert "Validation Failed" in report2
-    [error] = [ln[2:] for ln in report2.splitlines() if ln.startswith("- `EDIT`")]
+    # the FIND matches nowhere: its error names the plan's line, the closest region's diff
+    # is under it in the report, on the terminal and in the re-plan message
+    errors = report2.partition("## 3. Validation Errors\n")[2].partition("\n\n##")[0].rstrip()
+    first, *diff = errors.splitlines()
+    assert first.startswith("- line ") and " find-no-match `EDIT` on `src/app.py`: " in first
+    assert diff[0] == "  ```diff" and diff[-1] == "  ```"
+    assert "  -    return 41" in diff and "  +    return 40" in diff
+    plan_line = first.split(":")[0].removeprefix("- line ")
+    assert f"02/plan.md:{plan_line}: find-no-match `EDIT` on `src/app.py`" in out.stderr
+    assert "    -    return 41\n" in out.stderr
     t3 = session / "03"
     feedback = (t3 / "message.md").read_text()
     assert feedback == (
-        f"{FEEDBACK_INTRO}\n\n## Validation Errors:\n- {error}\n\n## Original Faulty Plan:\n"
+        f"{FEEDBACK_INTRO}\n\n## Validation Errors:\n{errors}\n\n## Original Faulty Plan:\n"
         f"`````markdown\n{BAD_EDIT}`````\n"
     )
     requests = script.requests()

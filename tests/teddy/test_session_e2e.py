@@ -265,10 +265,11 @@ def test_memo_already_present_and_all_errors_at_once(project: Path) -> None:
     report, _ = _validation_case(project, text, "src/twice.py\n")
     errors = [ln for ln in report.splitlines() if ln.startswith("- ") and "**" not in ln]
     assert errors == [
-        "- Memos: [+] 'Use tabs.' is already in memos.yaml",
-        "- `CREATE` on `src/app.py`: the file already exists; use EDIT to change it",
-        "- `EDIT` on `src/twice.py`: pair 1: the FIND block matches 2 times (at lines 1, 2); include "
-        "more surrounding lines so that it matches once",
+        "- memo-conflict Memos: [+] 'Use tabs.' is already in memos.yaml",
+        "- line 23: file-exists `CREATE` on `src/app.py`: the file already exists; use EDIT to "
+        "change it",
+        "- line 29: find-ambiguous `EDIT` on `src/twice.py`: pair 1: the FIND block matches 2 "
+        "times (at lines 1, 2); include more surrounding lines so that it matches once",
     ]
     assert (project / "src" / "twice.py").read_text() == "x = 1\nx = 1\n"
 

@@ -476,10 +476,35 @@ def test_every_problem_is_reported_at_once_with_its_action_line_and_code(root: P
         (6, 35, "cwd-missing"),
         (7, 40, "unknown-agent"),
     ]
-    assert describe(issues) == [i.message for i in issues]
+    # the report and the re-plan message: each issue's line and code, as parse problems
+    assert describe(issues) == [
+        f"line {i.line}: {i.code} {i.message}" if i.line else f"{i.code} {i.message}"
+        for i in issues
+    ]
     assert describe(issues)[4] == (
-        "`READ` on `../up.txt`: '..' is refused; paths must stay inside the project"
+        "line 25: path-refused `READ` on `../up.txt`: '..' is refused; paths must stay inside "
+        "the project"
     )
+
+
+def test_a_find_that_matches_nowhere_carries_the_diff_against_the_closest_region(
+    root: Path,
+) -> None:
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    plan = _plan(_edit("a.py", ("def f():\n    return 2", "def f():\n    return 3"), line=12))
+    [issue] = validate_plan(plan, Workspace(root))
+    assert (issue.line, issue.code) == (12, "find-no-match")
+    assert issue.detail.splitlines() == [
+        "--- file, lines 1-2",
+        "+++ FIND",
+        "@@ -1,2 +1,2 @@",
+        " def f():",
+        "-    return 1",
+        "+    return 2",
+    ]
+    assert describe([issue]) == [
+        f"line 12: find-no-match {issue.message}\n{issue.detail}"
+    ]
 
 
 def test_an_issue_is_a_diagnostic_with_its_line_code_and_message() -> None:
@@ -630,11 +655,16 @@ def test_a_turns_workspace_has_its_context_the_shared_context_memos_and_agents(
     session.context_path.write_text("docs/s.md\n", encoding="utf-8")
     (tmp_path / ".teddy" / "global.context").write_text("g.md\n", encoding="utf-8")
     (tmp_path / ".teddy" / "memos.yaml").write_text("- use uv\n", encoding="utf-8")
+    (tmp_path / ".teddy" / "prompts").mkdir(exist_ok=True)
+    (tmp_path / ".teddy" / "prompts" / "reviewer.xml").write_text(
+        '<agent name="Reviewer">Review.</agent>\n', encoding="utf-8"
+    )
     config = Config(protected_write=("x",))
     ws = turn_workspace(turn, config)
     assert ws.root == tmp_path
     assert ws.turn_context == ("a.py", "/b.py")
     assert ws.shared_context == ("docs/s.md", "g.md")
     assert ws.memos == ("use uv",)
-    assert ws.known_agents is not None and "Developer" in ws.known_agents
+    assert ws.known_agents is not None
+    assert {"Developer", "Reviewer"} <= set(ws.known_agents)  # the project's own prompts too
     assert ws.config is config

@@ -45,8 +45,10 @@ def check_only(plan: str | None, session_name: str | None, as_json: bool) -> NoR
                 "errors": diagnostics_json(diagnostics, checked.plan),
             }
         )
-    for diag in diagnostics:
-        click.echo(diag.format(checked.plan), err=True)
+    for issue in checked.issues:  # a diff against the closest region under its FIND's error
+        click.echo(issue.diagnostic().format(checked.plan), err=True)
+        if issue.detail:
+            click.echo("\n".join(f"    {ln}" for ln in issue.detail.splitlines()), err=True)
     if diagnostics:
         count = len(diagnostics)
         click.echo(

@@ -115,9 +115,11 @@ def execute(
             click.echo(outcome.report, nl=False)
     else:
         click.echo(f"{outcome.status}: {turn.report_path if turn else ''}", err=True)
-    for issue in outcome.validation:
-        where = f"action {issue.action}" if issue.action else "plan"
-        click.echo(f"  {where}: {issue.message}", err=True)
+    shown = turn.rel("plan.md") if turn is not None else (plan or "plan.md")
+    for issue in outcome.validation:  # as teddy parse tells problems, a diff under its error
+        click.echo(issue.diagnostic().format(shown), err=True)
+        if issue.detail:
+            click.echo("\n".join(f"    {ln}" for ln in issue.detail.splitlines()), err=True)
     if outcome.next_turn is not None:
         click.echo(f"next turn: {outcome.next_turn.path}", err=True)
     skipped = outcome.status is Status.SKIPPED and turn is not None and outcome.next_turn

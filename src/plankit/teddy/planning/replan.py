@@ -39,13 +39,13 @@ FEEDBACK_INTRO = (
 
 
 def feedback_message(errors: Sequence[str], plan_text: str) -> str:
-    """The re-plan message: the validation errors, then the faulty plan verbatim in a fence
-    longer than any backtick run inside it."""
+    """The re-plan message: the validation errors (each as ``report.md`` lists it, a diff
+    against the closest region fenced under a FIND that matches nowhere), then the
+    faulty plan verbatim in a fence longer than any backtick run inside it."""
+    from plankit.teddy.run.report import error_item
+
     out = [FEEDBACK_INTRO, "", "## Validation Errors:"]
-    for error in errors:
-        first, *more = error.splitlines() or [""]
-        out.append(f"- {first}")
-        out += [f"  {line}" if line.strip() else "" for line in more]
+    out += [error_item(error) for error in errors]
     out += ["", "## Original Faulty Plan:", fenced(plan_text.rstrip("\n"), "markdown")]
     return "\n".join(out) + "\n"
 

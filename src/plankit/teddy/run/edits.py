@@ -4,7 +4,8 @@ Each pair is applied to the result of the previous one.  A FIND must match exact
 once.  When it matches nowhere exactly, a match of whole lines that differs only in
 trailing whitespace, or in a consistent indentation shift, is accepted if it is
 unique (the REPLACE text is shifted the same way), and the edit says so.  Otherwise the
-error names the closest region of the file and shows a diff against it.
+error names the closest region of the file and shows a diff against it; a FIND that
+matches several places names the line of every one.
 
 Texts here use ``\\n`` line endings; :func:`edit_file_text` converts a CRLF file in
 and out, so the file keeps its line endings and its final newline.
@@ -46,6 +47,17 @@ class Match:
 
 def _line_number(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
+
+
+def _line_numbers(text: str, offsets: list[int]) -> list[int]:
+    """The 1-based line of each of the ascending ``offsets``, counted in one pass."""
+    lines: list[int] = []
+    line, pos = 1, 0
+    for offset in offsets:
+        line += text.count("\n", pos, offset)
+        pos = offset
+        lines.append(line)
+    return lines
 
 
 def _occurrences(text: str, find: str) -> list[int]:
@@ -109,7 +121,7 @@ def find_match(text: str, find: str, replace: str) -> Match:
     if len(starts) == 1:
         return Match(starts[0], starts[0] + len(find), replace, "exact")
     if starts:
-        where = ", ".join(str(_line_number(text, start)) for start in starts[:5])
+        where = ", ".join(str(line) for line in _line_numbers(text, starts))
         raise EditFailed(
             f"the FIND block matches {len(starts)} times (at lines {where}); "
             "include more surrounding lines so that it matches once",
@@ -136,7 +148,7 @@ def find_match(text: str, find: str, replace: str) -> Match:
         replacement = _reindent(replace, old, new) if how == "indentation" else replace
         return Match(start, end, replacement, how)
     if len(candidates) > 1:
-        where = ", ".join(str(c[0] + 1) for c in candidates[:5])
+        where = ", ".join(str(c[0] + 1) for c in candidates)
         raise EditFailed(
             f"the FIND block matches nowhere exactly and loosely {len(candidates)} times "
             f"(at lines {where}); copy the text exactly from the file",

@@ -42,7 +42,13 @@ from plankit.teddy.run.outcome import ExecuteError, Outcome, load_plan, now
 from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.run.transition import prepare_next
-from plankit.teddy.run.validate import ValidationIssue, Workspace, turn_workspace, validate_plan
+from plankit.teddy.run.validate import (
+    ValidationIssue,
+    Workspace,
+    describe,
+    turn_workspace,
+    validate_plan,
+)
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
 from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
@@ -159,7 +165,7 @@ def _validation_report(
         start=start,
         end=now(),
         rationale=plan.rationale if plan else "",
-        validation_errors=tuple(i.message for i in issues),
+        validation_errors=tuple(describe(issues)),
         # every action is counted (and none ran): "8 total / 0 approved / 8 skipped"
         results=tuple(ActionResult(a, False, "the plan failed validation") for a in plan.actions)
         if plan

@@ -47,13 +47,11 @@ def now() -> _dt.datetime:
 
 
 def load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
-    """The plan, or its parse problems as validation issues (the report's wording)."""
+    """The plan, or its parse problems as validation issues (with their lines and codes,
+    told like validation's own: :meth:`ValidationIssue.describe`)."""
     text = read_text(path).text
     try:
         return parse_plan(text), [], text
     except PlanError as exc:
-        issues = [
-            ValidationIssue(None, d.line, f"line {d.line}: {d.code} {d.message}", d.code)
-            for d in exc.diagnostics
-        ]
+        issues = [ValidationIssue(None, d.line, d.message, d.code) for d in exc.diagnostics]
         return None, issues, text

@@ -79,7 +79,9 @@ class Report:
     memos: tuple[MemoResult, ...] = ()
     """What happened to each memo change."""
     validation_errors: tuple[str, ...] = ()
-    """Pre-flight errors (only for a failed validation)."""
+    """Pre-flight errors (only for a failed validation): ``line N: code message``, and
+    for a FIND that matches nowhere the diff against the closest region on the lines
+    after it (:meth:`~plankit.teddy.run.validate.ValidationIssue.describe`)."""
     results: tuple[ActionResult, ...] = ()
     """One per action, in plan order."""
     notes: tuple[str, ...] = field(default=())
@@ -155,6 +157,17 @@ def _metadata(action: Action) -> list[str]:
     return lines
 
 
+def error_item(error: str) -> str:
+    """One error as a Markdown list item: its first line, then what more it says (a
+    diff) in a fenced block under it, fenced by the dynamic fencing rule."""
+    first, _, detail = error.partition("\n")
+    if not detail.strip():
+        return f"- {first}"
+    language = "diff" if detail.startswith("--- ") else "text"
+    block = fenced(detail.rstrip("\n"), language)
+    return f"- {first}\n" + "\n".join(f"  {line}" if line else "" for line in block.split("\n"))
+
+
 def _action_section(number: int, result: ActionResult) -> str:
     action = result.action
     target = action_target(action)
@@ -204,7 +217,7 @@ def render_report(report: Report) -> str:
             memo_lines.append(f"- `[{m.memo.op}]` {m.memo.text} — {state}")
         parts.append("## 2. Memos\n" + "\n".join(memo_lines))
     if report.status is Status.VALIDATION_FAILED:
-        errors = "\n".join(f"- {e}" for e in report.validation_errors)
+        errors = "\n".join(error_item(e) for e in report.validation_errors)
         parts.append("## 3. Validation Errors\n" + errors)
     else:
         log = "\n\n".join(_action_section(i, r) for i, r in enumerate(results, 1))

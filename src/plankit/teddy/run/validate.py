@@ -67,10 +67,20 @@ class ValidationIssue:
     code: str = "invalid-plan"
     """Stable kebab-case identifier (``file-exists``, ``find-no-match`` …), as in
     :class:`~plankit.errors.Diagnostic`."""
+    detail: str = ""
+    """More than one line says: for a FIND that matches nowhere, the unified diff of the
+    file's closest region against it."""
 
     def diagnostic(self) -> Diagnostic:
         """The issue in the shape of a parse problem (line 0 for the whole plan)."""
         return Diagnostic(self.line, self.code, self.message)
+
+    def describe(self) -> str:
+        """``line N: code message`` (without ``line N:`` for the whole plan), then the
+        detail on the lines after it: how the report and the re-plan message show it."""
+        where = f"line {self.line}: " if self.line > 0 else ""
+        head = f"{where}{self.code} {self.message}"
+        return f"{head}\n{self.detail}" if self.detail else head
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +130,9 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
 
     for index, action in enumerate(plan.actions, 1):
 
-        def fail(message: str, target: str | None = None, *, code: str) -> None:
+        def fail(message: str, target: str | None = None, *, code: str, detail: str = "") -> None:
             label = _label(action, target)  # noqa: B023
-            issues.append(ValidationIssue(index, action.line, f"{label}: {message}", code))  # noqa: B023
+            issues.append(ValidationIssue(index, action.line, f"{label}: {message}", code, detail))  # noqa: B023
 
         def inside(path: str, *, write: bool = False, read: bool = False) -> Path | None:
             try:
@@ -173,7 +183,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                 try:  # as execution will edit it: CRLF kept, mixed line endings left alone
                     overlay[target] = edit_file_text(text, edits).output
                 except EditFailed as exc:
-                    fail(exc.message, path, code=exc.code)
+                    fail(exc.message, path, code=exc.code, detail=exc.detail)
             case Prune(resource=res):
                 if res.kind == "file":
                     inside(res.target)
@@ -236,5 +246,7 @@ def turn_workspace(turn: Turn, config: Config) -> Workspace:
 
 
 def describe(issues: Sequence[ValidationIssue]) -> list[str]:
-    """One line per issue, as the report and the re-plan message show them."""
-    return [issue.message for issue in issues]
+    """Each issue as the report and the re-plan message show it
+    (:meth:`ValidationIssue.describe`: its line and code first, a diff on the lines
+    after it)."""
+    return [issue.describe() for issue in issues]
