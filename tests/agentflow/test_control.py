@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -157,7 +158,8 @@ def test_clear_current_empties_the_directory_but_keeps_it(control: ControlPlane)
     thread, removed = control.clear_current(context.session.session_id)
     assert thread.thread_id == context.current.thread_id
     assert removed == 5  # plan.md, three tasks, the link
-    assert directory.is_dir() and list(directory.iterdir()) == []
+    assert [p.name for p in directory.iterdir()] == ["tasks"]  # ready for the next tasks
+    assert list((directory / "tasks").iterdir()) == []
     assert outside.read_text() == "keep me"
 
 
@@ -168,7 +170,7 @@ def test_a_plan_directory_replaced_by_a_symlink_is_never_followed(
     victim = tmp_path / "victim"
     write(victim / "plan.md", "precious")
     directory = Path(context.current.plan_dir)
-    directory.rmdir()
+    shutil.rmtree(directory)
     directory.symlink_to(victim, target_is_directory=True)
     for action in (control.clear_current, control.commit):
         with pytest.raises(ControlError) as info:

@@ -21,6 +21,12 @@ TOOLS = {
     "plan_clear_current",
     "plan_commit",
     "set_topic",
+    "plan_show",
+    "task_claim",
+    "task_done",
+    "task_fail",
+    "task_heartbeat",
+    "task_release",
 }
 
 
@@ -69,6 +75,22 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
         seen["topic_bad"] = await call("set_topic", topic="x" * 101)
         seen["topic"] = await call("set_topic", topic="Add user authentication")
 
+        # work on the commit: claim, fail, reopen, claim, done, show
+        seen["claim"] = await call("task_claim", agent="claude-code", lease_seconds=120)
+        ref, claim = seen["claim"][1]["task"]["ref"], seen["claim"][1]["task"]["claim"]
+        seen["beat"] = await call("task_heartbeat", ref=ref, claim=claim, lease_seconds=300)
+        seen["fail"] = await call("task_fail", ref=ref, reason="schema drift", claim=claim)
+        seen["release"] = await call("task_release", ref=ref)
+        again = await call("task_claim")
+        seen["done"] = await call("task_done", ref=again[1]["task"]["ref"])
+        seen["show"] = await call("plan_show")
+
+        # arguments: unknown, missing, of the wrong type: the documented error shape
+        seen["unknown_arg"] = await call("plan_commit", force=True)
+        seen["missing_arg"] = await call("task_fail", ref=ref)
+        seen["bad_type"] = await call("task_claim", lease_seconds="soon")
+        seen["bad_type2"] = await call("set_topic", topic=["a"], extra=1)
+
     anyio.run(_session_calls, params, script)
 
     assert seen["tools"] == TOOLS
@@ -104,12 +126,44 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
     )
     assert seen["topic_bad"][0] and seen["topic_bad"][1]["errors"][0]["code"] == "topic-invalid"
     assert seen["topic"][1]["topic"] == "Add user authentication"
+
+    error, data = seen["claim"]
+    assert not error and data["remaining"] == 4 and data["task"]["holder"] == "claude-code"
+    assert seen["beat"][1]["lease_expires_at"] > data["task"]["lease_expires_at"]
+    assert seen["fail"][1]["state"] == "failed" and seen["release"][1]["state"] == "ready"
+    assert seen["done"] == (False, seen["done"][1]) and seen["done"][1]["state"] == "done"
+    error, shown = seen["show"]
+    assert not error and shown["tracked"] is True and shown["progress"]["done"] == 1
+    states = {t["id"]: t["state"] for th in shown["threads"] for t in th["plan"]["tasks"]}
+    assert states == {
+        "create-schema": "done",
+        "implement-service": "ready",
+        "wire-handler": "waiting",
+        "a": "ready",
+    }
+    assert shown["threads"][0]["plan"]["ready"] == ["implement-service"]
+
+    def errors(key: str) -> list[tuple[str, str]]:
+        error, data = seen[key]
+        assert error and set(data) == {"errors"}, data
+        assert all(list(e) == ["code", "message", "line", "file"] for e in data["errors"])
+        return [(e["code"], e["message"]) for e in data["errors"]]
+
+    assert errors("unknown_arg") == [
+        ("argument-unknown", "unknown argument 'force'; the arguments are: none")
+    ]
+    assert errors("missing_arg") == [("argument-missing", "argument 'reason' is missing")]
+    assert errors("bad_type") == [
+        ("argument-invalid", "argument 'lease_seconds' must be integer, not str")
+    ]
+    assert [code for code, _ in errors("bad_type2")] == ["argument-unknown", "argument-invalid"]
+    assert seen["schemas"]["task_fail"]["additionalProperties"] is False
     assert ControlPlane(home).context(context.session.session_id).session.topic == (
         "Add user authentication"
     )
 
 
-def test_register_agentflow_tools_adds_exactly_the_six_tools(tmp_path: Path) -> None:
+def test_register_agentflow_tools_adds_exactly_the_agentflow_tools(tmp_path: Path) -> None:
     from mcp.server.mcpserver import MCPServer
 
     from plankit.agentflow.mcp_tools import register_agentflow_tools

@@ -111,7 +111,8 @@ def test_the_whole_workflow(tmp_path: Path) -> None:
     # clear-current: the current thread's files go, its directory stays; the commit
     # then holds the other threads.
     cleared = sh.json("plan", "clear-current", "--json")
-    assert cleared["files_removed"] == 4 and current.is_dir() and not any(current.iterdir())
+    assert cleared["files_removed"] == 4 and [p.name for p in current.iterdir()] == ["tasks"]
+    assert not any((current / "tasks").iterdir())
     fourth = sh.json("plan", "commit", "--json")
     assert fourth["thread_count"] == 2 and fourth["skipped"] == [started["thread_id"]]
 

@@ -6,14 +6,20 @@ Agent side (the session comes from ``AGENTFLOW_SESSION_ID``)::
     agentctl plan clear-current | commit
     agentctl set-topic TEXT
 
+Workers (any host sharing the database)::
+
+    agentctl task claim [--agent NAME] [--lease 10m] | done REF | fail REF --reason TEXT
+    agentctl task heartbeat REF | release REF
+
 Host side::
 
-    agentctl session start [--agent-session-id ID] | context | list
-    agentctl plan show [--commit N] | validate DIR...
+    agentctl session start [--agent-session-id ID] | context | list | end
+    agentctl plan show [--commit N] | graph [--format mermaid|dot] | validate DIR...
     agentctl prompt overseer
+    agentctl gc --older-than DAYS
     agentctl mcp
 
-Each command parses its options, calls one :class:`~plankit.agentflow.control.ControlPlane`
+Each command parses its options, calls one :class:`~plankit.agentflow.plane.ControlPlane`
 method and formats the result.  Exit codes: 0 success, 1 invalid input or a failed
 check, 2 usage error, 130 interrupted.  Results go to stdout, messages to stderr;
 ``--json`` prints results as JSON and errors as ``{"errors": [{"code", "message",
@@ -23,72 +29,17 @@ null).  Heavy modules are imported inside the commands.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, TypeVar
-
 import click
 
-from plankit.cliutil import EXIT_INVALID, run
-
-if TYPE_CHECKING:
-    from plankit.agentflow.control import ControlPlane
-    from plankit.agentflow.model import Problem
-
-
-T = TypeVar("T")
-
-_json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-_session_option = click.option(
-    "--session",
-    "session",
-    metavar="ID",
-    default=None,
-    help="The session (internal or agent session id); default: $AGENTFLOW_SESSION_ID.",
+from plankit.agentflow.clihelp import (
+    call,
+    control,
+    dump,
+    fail_problems,
+    json_option,
+    session_option,
 )
-
-
-def _dump(data: object) -> None:
-    import json
-
-    click.echo(json.dumps(data, ensure_ascii=False, indent=None))
-
-
-def _fail_problems(problems: list[Problem], as_json: bool) -> NoReturn:
-    from plankit.agentflow.render import problems_text
-
-    if as_json:
-        # The details are on stdout; stderr only says that the command failed.
-        _dump({"errors": [problem.to_json() for problem in problems]})
-        count = len(problems)
-        click.echo(
-            f"agentctl: failed ({count} error{'s' * (count != 1)}, listed as JSON)", err=True
-        )
-    elif len(problems) == 1 and not problems[0].file:
-        click.echo(f"agentctl: {problems[0].message}", err=True)
-    else:
-        click.echo(problems_text(problems), err=True)
-    sys.exit(EXIT_INVALID)
-
-
-def _call(as_json: bool, action: Callable[[], T]) -> T:
-    """Run a library call, turning its errors into the command's error output."""
-    from plankit.agentflow.records import problems_of
-
-    try:
-        return action()
-    except Exception as exc:
-        problems = problems_of(exc)
-        if problems is None:
-            raise
-        _fail_problems(problems, as_json)
-
-
-def _control(ctx: click.Context) -> ControlPlane:
-    from plankit.agentflow.control import ControlPlane
-
-    home = ctx.find_root().params.get("home")
-    return ControlPlane(home)
+from plankit.cliutil import run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -100,7 +51,15 @@ def _control(ctx: click.Context) -> ControlPlane:
     default=None,
     help="State directory (default: $AGENTFLOW_HOME, else ~/.agentflow).",
 )
-def cli(home: str | None) -> None:
+@click.option(
+    "--database",
+    metavar="URL",
+    envvar="AGENTFLOW_DATABASE_URL",
+    default=None,
+    help="A PostgreSQL database shared by several hosts (default: $AGENTFLOW_DATABASE_URL, "
+    "else SQLite under the state directory).",
+)
+def cli(home: str | None, database: str | None) -> None:
     """agentflow: plan directories for AI agents, validated and committed.
 
     An agent writes plan.md and tasks/NN-slug.md files into the plan directories the
@@ -118,7 +77,7 @@ def session() -> None:
 
 @session.command("start")
 @click.option("--agent-session-id", metavar="ID", help="The agent's own session id, if it has one.")
-@_json_option
+@json_option
 @click.pass_context
 def session_start(ctx: click.Context, agent_session_id: str | None, as_json: bool) -> None:
     """Create a session and its current plan directory; print the runtime context.
@@ -128,43 +87,58 @@ def session_start(ctx: click.Context, agent_session_id: str | None, as_json: boo
     """
     from plankit.agentflow.prompts import context_block
 
-    control = _control(ctx)
-    context = _call(as_json, lambda: control.start_session(agent_session_id))
+    plane = control(ctx, as_json)
+    context = call(as_json, lambda: plane.start_session(agent_session_id))
     if as_json:
-        _dump({**context.to_dict(), "context": context_block(context)})
+        dump({**context.to_dict(), "context": context_block(context)})
     else:
         click.echo(context_block(context), nl=False)
 
 
 @session.command("context")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def session_context(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Print a session's runtime context (on resume: with its additional directories)."""
     from plankit.agentflow.prompts import context_block
 
-    control = _control(ctx)
-    context = _call(as_json, lambda: control.context(session))
+    plane = control(ctx, as_json)
+    context = call(as_json, lambda: plane.context(session))
     if as_json:
-        _dump({**context.to_dict(), "context": context_block(context)})
+        dump({**context.to_dict(), "context": context_block(context)})
     else:
         click.echo(context_block(context), nl=False)
 
 
 @session.command("list")
-@_json_option
+@json_option
 @click.pass_context
 def session_list(ctx: click.Context, as_json: bool) -> None:
     """List the sessions, newest first."""
     from plankit.agentflow.render import sessions_text
 
-    control = _control(ctx)
-    rows = _call(as_json, control.sessions)
+    plane = control(ctx, as_json)
+    rows = call(as_json, plane.sessions)
     if as_json:
-        _dump({"sessions": [row.to_dict() for row in rows]})
+        dump({"sessions": [row.to_dict() for row in rows]})
     else:
         click.echo(sessions_text(rows))
+
+
+@session.command("end")
+@session_option
+@json_option
+@click.pass_context
+def session_end(ctx: click.Context, session: str | None, as_json: bool) -> None:
+    """End a session: no more directories, commits or claims (its tasks in progress may
+    still be reported).  `agentctl gc` later deletes its plan directories."""
+    plane = control(ctx, as_json)
+    found = call(as_json, lambda: plane.end_session(session))
+    if as_json:
+        dump(found.to_dict())
+    else:
+        click.echo(f"session {found.session_id} ended at {found.ended_at}")
 
 
 # --- plan (agent side, and show/validate) ---------------------------------------------
@@ -176,37 +150,37 @@ def plan() -> None:
 
 
 @plan.command("dir")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_dir(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Print the current thread's plan directory."""
-    control = _control(ctx)
-    thread = _call(as_json, lambda: control.plan_dir(session))
+    plane = control(ctx, as_json)
+    thread = call(as_json, lambda: plane.plan_dir(session))
     if as_json:
-        _dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir})
+        dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir})
     else:
         click.echo(thread.plan_dir)
 
 
 @plan.command("request-thread-dir")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_request_thread_dir(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Allocate a plan directory for an additional thread.
 
     Prints {"thread_id": ..., "plan_dir": ...} (always JSON; --json is accepted).
     """
-    control = _control(ctx)
-    thread = _call(as_json, lambda: control.request_thread_dir(session))
-    _dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir})
+    plane = control(ctx, as_json)
+    thread = call(as_json, lambda: plane.request_thread_dir(session))
+    dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir})
 
 
 @plan.command("remove-thread")
 @click.option("--thread-id", required=True, metavar="ID", help="The additional thread to remove.")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_remove_thread(
     ctx: click.Context, thread_id: str, session: str | None, as_json: bool
@@ -215,33 +189,31 @@ def plan_remove_thread(
 
     The current thread cannot be removed; use `agentctl plan clear-current`.
     """
-    control = _control(ctx)
-    thread = _call(as_json, lambda: control.remove_thread(thread_id, session))
+    plane = control(ctx, as_json)
+    thread = call(as_json, lambda: plane.remove_thread(thread_id, session))
     if as_json:
-        _dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir, "removed": True})
+        dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir, "removed": True})
     else:
         click.echo(f"removed {thread.thread_id} ({thread.plan_dir} deleted)")
 
 
 @plan.command("clear-current")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_clear_current(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Delete the plan files of the current thread; its directory stays allocated."""
-    control = _control(ctx)
-    thread, removed = _call(as_json, lambda: control.clear_current(session))
+    plane = control(ctx, as_json)
+    thread, removed = call(as_json, lambda: plane.clear_current(session))
     if as_json:
-        _dump(
-            {"thread_id": thread.thread_id, "plan_dir": thread.plan_dir, "files_removed": removed}
-        )
+        dump({"thread_id": thread.thread_id, "plan_dir": thread.plan_dir, "files_removed": removed})
     else:
         click.echo(f"cleared {thread.plan_dir} ({removed} file{'s' * (removed != 1)} removed)")
 
 
 @plan.command("commit")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_commit(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Validate every allocated thread directory and submit them in one commit.
@@ -250,10 +222,10 @@ def plan_commit(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """
     from plankit.agentflow.render import commit_text
 
-    control = _control(ctx)
-    record = _call(as_json, lambda: control.commit(session))
+    plane = control(ctx, as_json)
+    record = call(as_json, lambda: plane.commit(session))
     if as_json:
-        _dump(record.to_dict())
+        dump(record.to_dict())
     else:
         click.echo(commit_text(record))
 
@@ -262,24 +234,55 @@ def plan_commit(ctx: click.Context, session: str | None, as_json: bool) -> None:
 @click.option(
     "--commit", "number", type=click.IntRange(min=1), help="Commit number (default: latest)."
 )
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def plan_show(ctx: click.Context, number: int | None, session: str | None, as_json: bool) -> None:
-    """Show a session's committed plans: threads, tasks in waves, ready tasks."""
-    from plankit.agentflow.render import commit_text
+    """Show a session's committed plans: threads, tasks in waves, and for the latest
+    commit each task's state, who holds it, and the tasks ready now."""
+    from plankit.agentflow.render import commit_text, progress_dict
 
-    control = _control(ctx)
-    record = _call(as_json, lambda: control.show(session, number))
+    plane = control(ctx, as_json)
+    record, statuses = call(as_json, lambda: plane.progress(session, number))
     if as_json:
-        _dump(record.to_dict())
+        dump(progress_dict(record, statuses))
     else:
-        click.echo(commit_text(record, heading="Commit", ready=True))
+        click.echo(commit_text(record, heading="Commit", ready=True, statuses=statuses))
+
+
+@plan.command("graph")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot"]),
+    default="mermaid",
+    show_default=True,
+    help="Mermaid flowchart or Graphviz DOT.",
+)
+@click.option(
+    "--commit", "number", type=click.IntRange(min=1), help="Commit number (default: latest)."
+)
+@session_option
+@json_option
+@click.pass_context
+def plan_graph(
+    ctx: click.Context, fmt: str, number: int | None, session: str | None, as_json: bool
+) -> None:
+    """Draw a commit's task dependencies (with each task's state for the latest commit)."""
+    from plankit.agentflow.diagram import diagram
+
+    plane = control(ctx, as_json)
+    record, statuses = call(as_json, lambda: plane.progress(session, number))
+    text = diagram(record, statuses, fmt)
+    if as_json:
+        dump({"format": fmt, "commit": record.number, "graph": text})
+    else:
+        click.echo(text, nl=False)
 
 
 @plan.command("validate")
 @click.argument("dirs", nargs=-1, required=True, metavar="DIR...")
-@_json_option
+@json_option
 def plan_validate(dirs: tuple[str, ...], as_json: bool) -> None:
     """Validate plan directories without a session (for CI and pre-commit hooks)."""
     from plankit.agentflow.render import valid_text
@@ -287,9 +290,9 @@ def plan_validate(dirs: tuple[str, ...], as_json: bool) -> None:
 
     plans, problems = check_dirs(dirs)
     if problems:
-        _fail_problems(problems, as_json)
+        fail_problems(problems, as_json)
     if as_json:
-        _dump({"valid": True, "plans": [p.to_dict() for p in plans]})
+        dump({"valid": True, "plans": [p.to_dict() for p in plans]})
     else:
         click.echo("\n".join(valid_text(p) for p in plans))
 
@@ -299,15 +302,15 @@ def plan_validate(dirs: tuple[str, ...], as_json: bool) -> None:
 
 @cli.command("set-topic")
 @click.argument("text")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def set_topic(ctx: click.Context, text: str, session: str | None, as_json: bool) -> None:
     """Set what the session is about (one line, at most 100 characters)."""
-    control = _control(ctx)
-    found = _call(as_json, lambda: control.set_topic(text, session))
+    plane = control(ctx, as_json)
+    found = call(as_json, lambda: plane.set_topic(text, session))
     if as_json:
-        _dump({"session_id": found.session_id, "topic": found.topic})
+        dump({"session_id": found.session_id, "topic": found.topic})
     else:
         click.echo(f"topic: {found.topic}")
 
@@ -318,20 +321,52 @@ def prompt() -> None:
 
 
 @prompt.command("overseer")
-@_session_option
-@_json_option
+@session_option
+@json_option
 @click.pass_context
 def prompt_overseer(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """Print the overseer system prompt followed by the session's runtime context."""
     from plankit.agentflow.prompts import overseer_prompt
 
-    control = _control(ctx)
-    context = _call(as_json, lambda: control.context(session))
+    plane = control(ctx, as_json)
+    context = call(as_json, lambda: plane.context(session))
     text = overseer_prompt(context)
     if as_json:
-        _dump({**context.to_dict(), "prompt": text})
+        dump({**context.to_dict(), "prompt": text})
     else:
         click.echo(text, nl=False)
+
+
+@cli.command("gc")
+@click.option(
+    "--older-than",
+    "days",
+    type=click.FloatRange(min=0),
+    required=True,
+    metavar="DAYS",
+    help="Collect sessions ended more than DAYS days ago (0: every ended session).",
+)
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; delete nothing.")
+@json_option
+@click.pass_context
+def gc(ctx: click.Context, days: float, dry_run: bool, as_json: bool) -> None:
+    """Delete old plan directories: those of sessions ended more than DAYS days ago, of
+    removed threads, and what interrupted removals left.  Sessions and commits stay
+    in the database."""
+    plane = control(ctx, as_json)
+    sessions, paths = call(as_json, lambda: plane.gc(days, dry_run=dry_run))
+    if as_json:
+        dump({"sessions": sessions, "deleted": paths, "dry_run": dry_run})
+        return
+    verb = "would delete" if dry_run else "deleted"
+    for path in paths:
+        click.echo(f"{verb} {path}")
+    count = len(paths)
+    click.echo(
+        f"{verb} {count} director{'y' if count == 1 else 'ies'} "
+        f"({len(sessions)} ended session{'s' * (len(sessions) != 1)})",
+        err=True,
+    )
 
 
 @cli.command("mcp")
@@ -348,7 +383,17 @@ def mcp(ctx: click.Context) -> None:
             "session-missing until the server is started with it",
             err=True,
         )
-    serve(_control(ctx).home)
+    plane = control(ctx)
+    serve(plane.home, database=plane.database)
+
+
+def _add_task_commands() -> None:
+    from plankit.agentflow.cli_work import task
+
+    cli.add_command(task)
+
+
+_add_task_commands()
 
 
 def main(argv: list[str] | None = None) -> None:

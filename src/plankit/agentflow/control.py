@@ -15,28 +15,39 @@ Guarantees:
   file, so a commit sees a stable set of directories (a thread allocated while a
   commit runs is simply not part of it);
 * nothing is written or deleted outside ``AGENTFLOW_HOME``; a plan directory that was
-  replaced by a symlink is refused, never followed.
+  replaced by a symlink is refused, never followed;
+* the tasks of a session's latest commit are tracked (:mod:`plankit.agentflow.tracking`):
+  agents claim them, one each, and report them done or failed.
+
+The database is SQLite under ``AGENTFLOW_HOME``, or the PostgreSQL database named by
+``database`` or ``$AGENTFLOW_DATABASE_URL`` (:mod:`plankit.agentflow.pgstore`), shared by
+agents on several hosts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
-from plankit.agentflow import dirs, queries
+from plankit.agentflow import dirs, queries, tracking
 from plankit.agentflow.model import PlanDirError
-from plankit.agentflow.paths import home_dir, new_id
+from plankit.agentflow.paths import ENV_DATABASE, home_dir, new_id
 from plankit.agentflow.records import (
     CommitRecord,
     ControlError,
     RuntimeContext,
     Session,
     SessionSummary,
+    TaskStatus,
     Thread,
 )
-from plankit.agentflow.store import BUSY_TIMEOUT, connect, now, transaction
+from plankit.agentflow.store import BUSY_TIMEOUT, Database, connect, now, transaction
+from plankit.agentflow.work import WorkMixin
+
+T = TypeVar("T")
 
 MAX_TOPIC = 100
 """Longest topic, in characters."""
@@ -73,7 +84,7 @@ def _clean_topic(topic: str) -> str:
     return text
 
 
-class ControlPlane:
+class ControlPlane(WorkMixin):
     """The agentflow control plane rooted at ``home`` (default: ``$AGENTFLOW_HOME``).
 
     ``session`` arguments name a session by its internal id or the agent's session id;
@@ -82,23 +93,58 @@ class ControlPlane:
     :class:`~plankit.agentflow.model.PlanDirError`) with nothing changed.
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None):
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, database: str | None = None):
         self.home = home_dir(home)
         """The state directory, absolute and resolved."""
         self.plans_root = os.path.join(self.home, "plans")
         """Where plan directories are allocated."""
+        self.database = database or os.environ.get(ENV_DATABASE) or None
+        """The PostgreSQL URL of a shared database, or ``None`` for SQLite under home."""
+        self.host = socket.gethostname()
+        """This host's name, recorded with sessions and claims."""
+        self._pool: dict[tuple[int, int], Database] = {}
+
+    def _connect(self, write: bool) -> Database:
+        if self.database is None:
+            return connect(self.home, write=write)
+        import threading
+
+        from plankit.agentflow.pgstore import connect_postgres
+
+        # One connection per process and thread, kept: connecting costs more than a claim.
+        key = (os.getpid(), threading.get_ident())
+        db = self._pool.get(key)
+        if db is None or db.closed:
+            db = self._pool[key] = connect_postgres(self.database)
+        return db
+
+    def close(self) -> None:
+        """Close the connections kept to a PostgreSQL database."""
+        for db in self._pool.values():
+            with contextlib.suppress(Exception):
+                db.close()
+        self._pool.clear()
 
     @contextlib.contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        conn = connect(self.home)
+    def _db(self, write: bool = True) -> Iterator[Database]:
+        db = self._connect(write)
         try:
-            yield conn
-        except sqlite3.Error as exc:
+            yield db
+        except Exception as exc:
+            if not db.is_error(exc):
+                raise
+            db.discard_if_broken()
             raise ControlError(
-                "state-unusable", f"the agentflow database failed ({exc}); nothing was changed"
+                "state-unusable",
+                f"the agentflow database ({db.where}) failed ({exc}); nothing was changed",
             ) from None
         finally:
-            conn.close()
+            if self.database is None:
+                db.close()
+
+    def _read(self, action: Callable[[Database], T]) -> T:
+        with self._db(write=False) as db:
+            return action(db)
 
     @contextlib.contextmanager
     def _locked(self, session_id: str) -> Iterator[None]:
@@ -120,8 +166,17 @@ class ControlPlane:
         finally:
             lock.release()
 
-    def _find(self, conn: sqlite3.Connection, session: str | None) -> Session:
-        return queries.find_session(conn, session, self.home)
+    def _find(self, conn: Database, session: str | None, *, live: bool = False) -> Session:
+        found = queries.find_session(
+            conn, session, self.home if self.database is None else conn.where
+        )
+        if live and found.ended_at is not None:
+            raise ControlError(
+                "session-ended",
+                f"session {found.session_id} ended at {found.ended_at}; start a new one with "
+                "`agentctl session start`",
+            )
+        return found
 
     # --- host side ----------------------------------------------------------------
 
@@ -129,7 +184,7 @@ class ControlPlane:
         """Create a session and its current thread directory; its runtime context."""
         if agent_session_id is not None:
             _check_agent_session_id(agent_session_id)
-        session = Session(new_id(), agent_session_id, None, now())
+        session = Session(new_id(), agent_session_id, None, now(), host=self.host)
         plan_dir: str | None = None
         with self._db() as conn:
             try:
@@ -139,6 +194,14 @@ class ControlPlane:
                         if agent_session_id is not None
                         else None
                     )
+                    if agent_session_id is not None and queries.is_session_id(
+                        conn, agent_session_id
+                    ):
+                        raise ControlError(
+                            "session-ambiguous",
+                            f"{agent_session_id!r} is the internal id of another session; an "
+                            "agent session id must not name another session",
+                        )
                     if taken is not None:
                         raise ControlError(
                             "session-exists",
@@ -157,10 +220,10 @@ class ControlPlane:
                 raise
         return RuntimeContext(session, self.home, current, ())
 
-    def context(self, session: str | None = None) -> RuntimeContext:
+    def context(self, session: str | None = None, *, live: bool = False) -> RuntimeContext:
         """The runtime context of a session (for a resumed agent: its existing directories)."""
-        with self._db() as conn:
-            found = self._find(conn, session)
+        with self._db(write=False) as conn:
+            found = self._find(conn, session, live=live)
             threads = queries.active_threads(conn, found.session_id)
         current = next(thread for thread in threads if thread.current)
         extra = tuple(thread for thread in threads if not thread.current)
@@ -168,20 +231,29 @@ class ControlPlane:
 
     def sessions(self) -> list[SessionSummary]:
         """Every session, newest first, with its thread and commit counts."""
-        with self._db() as conn:
-            return queries.session_summaries(conn)
+        return self._read(queries.session_summaries)
 
     def show(self, session: str | None = None, number: int | None = None) -> CommitRecord:
         """A recorded commit of a session: number ``number``, or the latest."""
-        with self._db() as conn:
+        return self.progress(session, number)[0]
+
+    def progress(
+        self, session: str | None = None, number: int | None = None
+    ) -> tuple[CommitRecord, list[TaskStatus] | None]:
+        """A recorded commit and, when it is the latest (the one tracked), the state of
+        each of its tasks in plan order; ``None`` for an older commit."""
+        with self._db(write=False) as conn:
             found = self._find(conn, session)
-            return queries.load_commit(conn, found.session_id, number)
+            record = queries.load_commit(conn, found.session_id, number)
+            if tracking.tracked_commit(conn, found.session_id) != record.number:
+                return record, None
+            return record, tracking.statuses(conn, found.session_id)
 
     # --- agent side ---------------------------------------------------------------
 
     def plan_dir(self, session: str | None = None) -> Thread:
         """The current thread and its plan directory (recreated if it was deleted)."""
-        thread = self.context(session).current
+        thread = self.context(session, live=True).current
         dirs.check(self.plans_root, thread)
         dirs.ensure(thread.plan_dir)
         return thread
@@ -195,7 +267,7 @@ class ControlPlane:
         name = new_id()
         plan_dir: str | None = None
         with self._db() as conn:
-            found = self._find(conn, session)
+            found = self._find(conn, session, live=True)
             try:
                 with transaction(conn):
                     path = os.path.join(self.plans_root, name)
@@ -207,9 +279,14 @@ class ControlPlane:
         return thread
 
     def remove_thread(self, thread_id: str, session: str | None = None) -> Thread:
-        """Remove an additional thread: its directory is deleted, it leaves the next commit."""
+        """Remove an additional thread: its directory is deleted, it leaves the next commit.
+
+        The removal is recorded first, then the directory is deleted: a process killed in
+        between leaves the thread removed and its directory to ``agentctl gc``, never a
+        thread that is still allocated without its directory.
+        """
         with self._db() as conn:
-            found = self._find(conn, session)
+            found = self._find(conn, session, live=True)
             with self._locked(found.session_id):
                 thread = queries.find_thread(conn, found.session_id, thread_id)
                 if thread.current:
@@ -224,16 +301,10 @@ class ControlPlane:
                     )
                 dirs.check(self.plans_root, thread)
                 removed_at = now()
-                trash: str | None = None
-                try:
-                    with transaction(conn):
-                        queries.mark_removed(conn, thread_id, removed_at)
-                        trash = dirs.move_aside(self.plans_root, thread.plan_dir)
-                except BaseException:
-                    if trash is not None:  # the database kept the thread: put it back
-                        os.rename(trash, thread.plan_dir)
-                    raise
-                dirs.delete(trash)
+                with transaction(conn):
+                    queries.mark_removed(conn, thread_id, removed_at)
+                with contextlib.suppress(OSError):  # what is left, gc deletes
+                    dirs.delete(dirs.move_aside(self.plans_root, thread.plan_dir))
         return Thread(
             thread.thread_id,
             thread.session_id,
@@ -248,7 +319,7 @@ class ControlPlane:
 
         Returns the thread and the number of files removed.
         """
-        current = self.context(session).current
+        current = self.context(session, live=True).current
         with self._locked(current.session_id):
             dirs.check(self.plans_root, current)
             return current, dirs.clear(current.plan_dir)
@@ -257,10 +328,12 @@ class ControlPlane:
         """Set what the session is about (one line, at most :data:`MAX_TOPIC` characters)."""
         text = _clean_topic(topic)
         with self._db() as conn:
-            found = self._find(conn, session)
+            found = self._find(conn, session, live=True)
             with transaction(conn):
                 queries.set_topic(conn, found.session_id, text, now())
-        return Session(found.session_id, found.agent_session_id, text, found.created_at)
+        return Session(
+            found.session_id, found.agent_session_id, text, found.created_at, None, found.host
+        )
 
     def commit(self, session: str | None = None) -> CommitRecord:
         """Validate every allocated, non-removed thread directory and record a commit.
@@ -271,7 +344,7 @@ class ControlPlane:
         from plankit.agentflow.commit import check_threads
 
         with self._db() as conn:
-            found = self._find(conn, session)
+            found = self._find(conn, session, live=True)
             with self._locked(found.session_id):
                 threads = queries.active_threads(conn, found.session_id)
                 for thread in threads:
@@ -279,5 +352,56 @@ class ControlPlane:
                 plans, skipped, problems = check_threads(threads)
                 if problems:
                     raise PlanDirError(problems)
-                with transaction(conn):
-                    return queries.insert_commit(conn, found.session_id, now(), plans, skipped)
+
+                def record(db: Database) -> CommitRecord:
+                    db.lock_session(found.session_id)
+                    done = queries.insert_commit(db, found.session_id, now(), plans, skipped)
+                    tracking.sync(db, found.session_id, done)
+                    return done
+
+                return conn.write(record)
+
+    # --- the end of a session -------------------------------------------------------
+
+    def end_session(self, session: str | None = None) -> Session:
+        """End a session: no more directories, commits or claims; its tasks in progress
+        may still be reported.  Ending an ended session changes nothing."""
+        with self._db() as conn:
+            found = self._find(conn, session)
+            if found.ended_at is not None:
+                return found
+            when = now()
+            with transaction(conn):
+                queries.end_session(conn, found.session_id, when)
+        return Session(
+            found.session_id, found.agent_session_id, found.topic, found.created_at, when,
+            found.host,
+        )  # fmt: skip
+
+    def gc(self, older_than_days: float, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
+        """Delete the plan directories of sessions ended more than ``older_than_days``
+        days ago, of removed threads, and what interrupted removals left; the sessions
+        collected and the directories deleted (or that would be, with ``dry_run``).
+
+        The database keeps every session and commit; only directories go.
+        """
+        from datetime import UTC, datetime, timedelta
+
+        cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
+        before = cutoff.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        with self._db() as conn:
+            ended = queries.ended_sessions(conn, before)
+            live = queries.live_plan_dirs(conn)
+            removed = [
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT plan_dir FROM threads WHERE removed_at IS NOT NULL"
+                ).fetchall()
+            ]
+        paths = [p for _, plan_dirs in ended for p in plan_dirs] + removed
+        paths = [p for p in paths if p not in live and os.path.lexists(p)]
+        if dry_run:
+            with contextlib.suppress(OSError), os.scandir(self.plans_root) as entries:
+                paths += [e.path for e in entries if e.name.startswith(".removed-")]
+            return [sid for sid, _ in ended], paths
+        return [sid for sid, _ in ended], dirs.collect(self.plans_root, paths)

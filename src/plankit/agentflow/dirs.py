@@ -17,12 +17,15 @@ from plankit.agentflow.records import ControlError, Thread
 
 
 def allocate(plans_root: str, name: str) -> str:
-    """Create the new, empty directory ``plans_root/name`` (never reusing one)."""
+    """Create the new directory ``plans_root/name`` (never reusing one) with an empty
+    ``tasks/`` in it, ready for the task files."""
     path = os.path.join(plans_root, name)
     try:
         os.makedirs(plans_root, mode=0o700, exist_ok=True)
         os.mkdir(path, 0o700)
+        os.mkdir(os.path.join(path, "tasks"), 0o700)
     except OSError as exc:
+        discard(path)
         raise ControlError(
             "state-unusable", f"cannot create the plan directory {path} ({exc.strerror})"
         ) from None
@@ -32,6 +35,8 @@ def allocate(plans_root: str, name: str) -> str:
 def discard(path: str | None) -> None:
     """Remove a directory just allocated by a request that then failed (if any)."""
     if path is not None:
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.join(path, "tasks"))
         with contextlib.suppress(OSError):
             os.rmdir(path)
 
@@ -57,8 +62,10 @@ def check(plans_root: str, thread: Thread) -> None:
 
 
 def ensure(path: str) -> None:
-    """Recreate an allocated directory that was deleted."""
+    """Recreate an allocated directory (and its ``tasks/``) that was deleted."""
     os.makedirs(path, mode=0o700, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(os.path.join(path, "tasks"), 0o700)
 
 
 def move_aside(plans_root: str, path: str) -> str | None:
@@ -82,7 +89,8 @@ def delete(trash: str | None) -> None:
 
 
 def clear(path: str) -> int:
-    """Delete everything in the directory ``path``, keeping it; the number of files removed."""
+    """Delete everything in the directory ``path``, keeping it and an empty ``tasks/``;
+    the number of files removed."""
     ensure(path)
     removed = 0
     with os.scandir(path) as entries:
@@ -93,4 +101,25 @@ def clear(path: str) -> int:
             else:
                 os.unlink(entry.path)
                 removed += 1
+    ensure(path)
     return removed
+
+
+def collect(plans_root: str, paths: list[str]) -> list[str]:
+    """Delete plan directories (only real directories inside ``plans_root``) and the
+    trash that interrupted removals left; the paths deleted."""
+    deleted: list[str] = []
+    candidates = list(paths)
+    with contextlib.suppress(OSError), os.scandir(plans_root) as entries:
+        candidates += [e.path for e in entries if e.name.startswith(".removed-")]
+    for path in candidates:
+        if not is_inside(plans_root, path) or path == plans_root:
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+            deleted.append(path)
+    return deleted

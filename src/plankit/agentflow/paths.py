@@ -23,10 +23,25 @@ ENV_HOME = "AGENTFLOW_HOME"
 ENV_SESSION = "AGENTFLOW_SESSION_ID"
 """Environment variable naming the agent's session (set by the host)."""
 
+ENV_DATABASE = "AGENTFLOW_DATABASE_URL"
+"""Environment variable naming a PostgreSQL database shared by several hosts."""
+
 
 def home_dir(home: str | os.PathLike[str] | None = None) -> str:
-    """The absolute, resolved state directory: ``home``, ``$AGENTFLOW_HOME`` or ``~/.agentflow``."""
+    """The absolute, resolved state directory: ``home``, ``$AGENTFLOW_HOME`` or ``~/.agentflow``.
+
+    A path with a control character (a newline, a tab …) is refused: it would break
+    the runtime context and the ``export`` lines given to the agent.
+    """
     chosen = os.fspath(home) if home is not None else os.environ.get(ENV_HOME, "")
+    if any(ord(ch) < 32 or ch in "\x7f\u2028\u2029" for ch in chosen):
+        from plankit.agentflow.records import ControlError
+
+        raise ControlError(
+            "home-invalid",
+            f"{ENV_HOME} (or --home) {chosen!r} contains a newline or another control "
+            "character; use a path without them",
+        )
     if not chosen:
         chosen = os.path.join(os.path.expanduser("~"), ".agentflow")
     return os.path.realpath(os.path.expanduser(chosen))

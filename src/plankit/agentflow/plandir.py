@@ -58,7 +58,7 @@ class LoadedDir:
     exists: bool = True
     """False when the directory itself is missing or not a directory."""
     empty: bool = False
-    """True when the directory has no entries at all."""
+    """True when the directory has no entries, or only an empty ``tasks/``."""
     plan: LoadedPlan | None = None
     """``plan.md``, or ``None`` when it is missing or unreadable."""
     tasks: list[LoadedTask] = field(default_factory=list)
@@ -94,11 +94,24 @@ def load_dir(path: str, *, fast: bool = True) -> LoadedDir:
             Problem(path, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return loaded
-    loaded.empty = not entries
+    loaded.empty = not entries or (entries == ["tasks"] and _empty_tasks(path))
     root = os.path.realpath(path)
     _load_plan(loaded, root, fast)
     _load_tasks(loaded, root, fast)
     return loaded
+
+
+def _empty_tasks(path: str) -> bool:
+    """Whether ``path/tasks`` is a directory (not a symlink) without entries, as a
+    freshly allocated plan directory has."""
+    tasks = os.path.join(path, "tasks")
+    try:
+        if not stat.S_ISDIR(os.lstat(tasks).st_mode):
+            return False
+        with os.scandir(tasks) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _inside(root: str, target: str) -> bool:

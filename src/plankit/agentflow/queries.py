@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from plankit.agentflow.paths import ENV_SESSION, new_id
 from plankit.agentflow.records import (
@@ -21,8 +21,11 @@ from plankit.agentflow.records import (
     Thread,
 )
 
+if TYPE_CHECKING:
+    from plankit.agentflow.store import Database
+
 _THREAD_COLUMNS = "thread_id, session_id, kind, plan_dir, created_at, removed_at"
-_SESSION_COLUMNS = "session_id, agent_session_id, topic, created_at"
+_SESSION_COLUMNS = "session_id, agent_session_id, topic, created_at, ended_at, host"
 
 
 def _text(value: object) -> str | None:
@@ -30,7 +33,9 @@ def _text(value: object) -> str | None:
 
 
 def _session(row: Sequence[object]) -> Session:
-    return Session(str(row[0]), _text(row[1]), _text(row[2]), str(row[3]))
+    return Session(
+        str(row[0]), _text(row[1]), _text(row[2]), str(row[3]), _text(row[4]), _text(row[5])
+    )
 
 
 def _thread(row: Sequence[object]) -> Thread:
@@ -44,7 +49,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 80 else text[:79] + "…")
 
 
-def find_session(conn: sqlite3.Connection, ref: str | None, home: str) -> Session:
+def find_session(conn: Database, ref: str | None, home: str) -> Session:
     """The session ``ref`` names (internal or agent id; default ``$AGENTFLOW_SESSION_ID``)."""
     if ref is None:
         ref = os.environ.get(ENV_SESSION) or None
@@ -54,12 +59,19 @@ def find_session(conn: sqlite3.Connection, ref: str | None, home: str) -> Sessio
             f"{ENV_SESSION} is not set; the host starts a session with "
             "`agentctl session start` and exports the variable it prints",
         )
-    for column in ("session_id", "agent_session_id"):
-        row = conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {column} = ?", (ref,)
-        ).fetchone()
-        if row is not None:
-            return _session(row)
+    rows = conn.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = ? OR agent_session_id = ?",
+        (ref, ref),
+    ).fetchall()
+    if len(rows) > 1:
+        ids = " and ".join(sorted(str(row[0]) for row in rows))
+        raise ControlError(
+            "session-ambiguous",
+            f"{_shown(ref)} names two sessions ({ids}): the internal id of one and the agent "
+            "session id of the other; use the internal id of the one you mean",
+        )
+    if rows:
+        return _session(rows[0])
     raise ControlError(
         "session-unknown",
         f"no agentflow session {_shown(ref)} under {home}; check {ENV_SESSION} "
@@ -67,7 +79,7 @@ def find_session(conn: sqlite3.Connection, ref: str | None, home: str) -> Sessio
     )
 
 
-def session_of_agent(conn: sqlite3.Connection, agent_session_id: str) -> str | None:
+def session_of_agent(conn: Database, agent_session_id: str) -> str | None:
     """The internal id of the session started for an agent session id, if any."""
     row = conn.execute(
         "SELECT session_id FROM sessions WHERE agent_session_id = ?", (agent_session_id,)
@@ -75,22 +87,29 @@ def session_of_agent(conn: sqlite3.Connection, agent_session_id: str) -> str | N
     return None if row is None else str(row[0])
 
 
-def insert_session(conn: sqlite3.Connection, session: Session) -> None:
+def is_session_id(conn: Database, ref: str) -> bool:
+    """Whether ``ref`` is the internal id of a session."""
+    row = conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (ref,)).fetchone()
+    return row is not None
+
+
+def insert_session(conn: Database, session: Session) -> None:
     """Record a new session."""
     conn.execute(
-        "INSERT INTO sessions (session_id, agent_session_id, topic, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sessions (session_id, agent_session_id, topic, created_at, updated_at, "
+        "host) VALUES (?, ?, ?, ?, ?, ?)",
         (
             session.session_id,
             session.agent_session_id,
             session.topic,
             session.created_at,
             session.created_at,
+            session.host,
         ),
     )
 
 
-def set_topic(conn: sqlite3.Connection, session_id: str, topic: str, when: str) -> None:
+def set_topic(conn: Database, session_id: str, topic: str, when: str) -> None:
     """Record a session's topic."""
     conn.execute(
         "UPDATE sessions SET topic = ?, updated_at = ? WHERE session_id = ?",
@@ -98,7 +117,7 @@ def set_topic(conn: sqlite3.Connection, session_id: str, topic: str, when: str) 
     )
 
 
-def active_threads(conn: sqlite3.Connection, session_id: str) -> list[Thread]:
+def active_threads(conn: Database, session_id: str) -> list[Thread]:
     """The session's threads that are not removed, the current one first."""
     rows = conn.execute(
         f"SELECT {_THREAD_COLUMNS} FROM threads WHERE session_id = ? AND removed_at IS NULL "
@@ -108,7 +127,7 @@ def active_threads(conn: sqlite3.Connection, session_id: str) -> list[Thread]:
     return [_thread(row) for row in rows]
 
 
-def find_thread(conn: sqlite3.Connection, session_id: str, thread_id: str) -> Thread:
+def find_thread(conn: Database, session_id: str, thread_id: str) -> Thread:
     """A thread of the session (removed or not); ``thread-unknown`` otherwise."""
     row = conn.execute(
         f"SELECT {_THREAD_COLUMNS} FROM threads WHERE thread_id = ? AND session_id = ?",
@@ -124,12 +143,12 @@ def find_thread(conn: sqlite3.Connection, session_id: str, thread_id: str) -> Th
 
 
 def insert_thread(
-    conn: sqlite3.Connection, session_id: str, current: bool, plan_dir: str, created: str
+    conn: Database, session_id: str, current: bool, plan_dir: str, created: str
 ) -> Thread:
     """Record a thread allocation; its id, ``thread_<n>``, comes from the AUTOINCREMENT key."""
-    cursor = conn.execute(
+    seq = conn.execute(
         "INSERT INTO threads (thread_id, session_id, kind, plan_dir, created_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?) RETURNING seq",
         (
             f"pending-{new_id()}",
             session_id,
@@ -137,14 +156,14 @@ def insert_thread(
             plan_dir,
             created,
         ),
-    )
-    thread_id = f"thread_{cursor.lastrowid}"
-    conn.execute("UPDATE threads SET thread_id = ? WHERE seq = ?", (thread_id, cursor.lastrowid))
+    ).fetchone()[0]
+    thread_id = f"thread_{seq}"
+    conn.execute("UPDATE threads SET thread_id = ? WHERE seq = ?", (thread_id, seq))
     conn.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (created, session_id))
     return Thread(thread_id, session_id, current, plan_dir, created)
 
 
-def mark_removed(conn: sqlite3.Connection, thread_id: str, when: str) -> None:
+def mark_removed(conn: Database, thread_id: str, when: str) -> None:
     """Record that a thread was removed."""
     conn.execute(
         "UPDATE threads SET removed_at = ? WHERE thread_id = ? AND removed_at IS NULL",
@@ -152,7 +171,7 @@ def mark_removed(conn: sqlite3.Connection, thread_id: str, when: str) -> None:
     )
 
 
-def session_summaries(conn: sqlite3.Connection) -> list[SessionSummary]:
+def session_summaries(conn: Database) -> list[SessionSummary]:
     """Every session, newest first, with its thread and commit counts."""
     rows = conn.execute(
         "SELECT s.session_id, s.agent_session_id, s.topic, s.created_at, "
@@ -165,7 +184,7 @@ def session_summaries(conn: sqlite3.Connection) -> list[SessionSummary]:
     return [SessionSummary(_session(row), int(row[4]), int(row[5]), row[6]) for row in rows]
 
 
-def load_commit(conn: sqlite3.Connection, session_id: str, number: int | None) -> CommitRecord:
+def load_commit(conn: Database, session_id: str, number: int | None) -> CommitRecord:
     """Commit ``number`` of a session (the latest when ``None``), from its snapshot."""
     if number is None:
         row = conn.execute(
@@ -195,7 +214,7 @@ def load_commit(conn: sqlite3.Connection, session_id: str, number: int | None) -
 
 
 def insert_commit(
-    conn: sqlite3.Connection,
+    conn: Database,
     session_id: str,
     when: str,
     plans: Sequence[CommittedThread],
@@ -205,17 +224,50 @@ def insert_commit(
     number = conn.execute(
         "SELECT COALESCE(MAX(number), 0) + 1 FROM commits WHERE session_id = ?", (session_id,)
     ).fetchone()[0]
-    record = CommitRecord(session_id, number, when, tuple(plans), tuple(skipped))
-    cursor = conn.execute(
-        "INSERT INTO commits (session_id, number, committed_at, snapshot) VALUES (?, ?, ?, ?)",
+    record = CommitRecord(session_id, int(number), when, tuple(plans), tuple(skipped))
+    commit_id = conn.execute(
+        "INSERT INTO commits (session_id, number, committed_at, snapshot) VALUES (?, ?, ?, ?) "
+        "RETURNING commit_id",
         (session_id, number, when, json.dumps(record.to_dict(), ensure_ascii=False)),
-    )
+    ).fetchone()[0]
     conn.executemany(
         "INSERT INTO commit_threads (commit_id, thread_id, position, task_count) "
         "VALUES (?, ?, ?, ?)",
         [
-            (cursor.lastrowid, item.thread_id, position, len(item.plan.tasks))
+            (commit_id, item.thread_id, position, len(item.plan.tasks))
             for position, item in enumerate(plans)
         ],
     )
     return record
+
+
+def end_session(conn: Database, session_id: str, when: str) -> None:
+    """Record that a session ended."""
+    conn.execute(
+        "UPDATE sessions SET ended_at = ?, updated_at = ? WHERE session_id = ?",
+        (when, when, session_id),
+    )
+
+
+def ended_sessions(conn: Database, before: str) -> list[tuple[str, list[str]]]:
+    """Sessions that ended before ``before``, each with its threads' plan directories."""
+    rows = conn.execute(
+        "SELECT s.session_id, t.plan_dir FROM sessions s JOIN threads t "
+        "ON t.session_id = s.session_id WHERE s.ended_at IS NOT NULL AND s.ended_at < ? "
+        "ORDER BY s.session_id, t.seq",
+        (before,),
+    ).fetchall()
+    found: dict[str, list[str]] = {}
+    for session_id, plan_dir in rows:
+        found.setdefault(str(session_id), []).append(str(plan_dir))
+    return list(found.items())
+
+
+def live_plan_dirs(conn: Database) -> set[str]:
+    """Plan directories of threads that are allocated and not removed, in sessions that
+    have not ended."""
+    rows = conn.execute(
+        "SELECT t.plan_dir FROM threads t JOIN sessions s ON s.session_id = t.session_id "
+        "WHERE t.removed_at IS NULL AND s.ended_at IS NULL"
+    ).fetchall()
+    return {str(row[0]) for row in rows}

@@ -9,6 +9,17 @@ from plankit.agentflow.model import Plan, PlanDirError, Problem, Task
 from plankit.errors import PlankitError, diagnostics_of
 
 
+def iso_ms(millis: int | None) -> str | None:
+    """Milliseconds since the epoch as the control plane writes times
+    (``2026-01-31T12:00:00.000Z``)."""
+    if millis is None:
+        return None
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(millis / 1000, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class ControlError(PlankitError):
     """A control plane request that cannot be done; nothing was changed.
 
@@ -56,6 +67,10 @@ class Session:
     """What the session is about, set by the agent with ``set-topic``."""
     created_at: str
     """When it started (UTC, ISO 8601)."""
+    ended_at: str | None = None
+    """When ``agentctl session end`` ended it, or ``None`` while it is open."""
+    host: str | None = None
+    """The host it was started on, where its plan directories are."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form."""
@@ -64,6 +79,8 @@ class Session:
             "agent_session_id": self.agent_session_id,
             "topic": self.topic,
             "created_at": self.created_at,
+            "ended_at": self.ended_at,
+            "host": self.host,
         }
 
 
@@ -232,6 +249,89 @@ class CommitRecord:
             threads=tuple(threads),
             skipped=tuple(str(s) for s in _list(data.get("skipped", []))),
         )
+
+
+TASK_STATES = ("waiting", "ready", "claimed", "done", "failed", "blocked")
+"""The states of a tracked task: ``waiting`` for a dependency, ``ready`` to be claimed,
+``claimed`` by an agent (until done, failed, released or its lease ends), ``done``,
+``failed``, or ``blocked`` because a dependency failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    """A task of a session's latest commit and where its work stands."""
+
+    thread_id: str
+    """The thread the task belongs to."""
+    task_id: str
+    """The task's id in its plan."""
+    state: str
+    """One of :data:`TASK_STATES`."""
+    holder: str | None
+    """Who claimed it (``--agent``), while claimed, or who last did."""
+    host: str | None
+    """The host the claim came from."""
+    claim: str | None
+    """The claim's id: the holder passes it back with done, fail, heartbeat, release."""
+    claims: int
+    """How many times it was claimed."""
+    lease_expires_at: str | None
+    """When the claim's lease ends (UTC, ISO 8601), while claimed."""
+    lease_expired: bool
+    """True for a claim whose lease has ended: the task is ready again."""
+    reason: str | None
+    """Why it failed."""
+    changed_at: str
+    """When its state last changed."""
+    spec: dict[str, Any]
+    """The task as committed: ``title`` of its plan, ``plan_dir``, ``file``, ``agent``,
+    ``depends_on``, ``subtasks``, ``body``, ``commit``."""
+
+    @property
+    def ref(self) -> str:
+        """``<thread_id>/<task_id>``, how commands name the task."""
+        return f"{self.thread_id}/{self.task_id}"
+
+    @property
+    def claimable(self) -> bool:
+        """Ready, or claimed with an expired lease."""
+        return self.state == "ready" or (self.state == "claimed" and self.lease_expired)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: ``ref``, ids, state, holder, lease, and the task as committed."""
+        return {
+            "ref": self.ref,
+            "thread_id": self.thread_id,
+            "task_id": self.task_id,
+            "state": self.state,
+            "holder": self.holder,
+            "host": self.host,
+            "claim": self.claim,
+            "claims": self.claims,
+            "lease_expires_at": self.lease_expires_at,
+            "lease_expired": self.lease_expired,
+            "reason": self.reason,
+            "changed_at": self.changed_at,
+            **self.spec,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What ``agentctl task claim`` answers."""
+
+    task: TaskStatus | None
+    """The task claimed, or ``None`` when no task is claimable now."""
+    remaining: int
+    """Tasks with work left (waiting, ready or claimed), the one just claimed included;
+    0 means the work is over (every task done, failed or blocked)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"task": {...} | null, "remaining": N}``."""
+        return {
+            "task": None if self.task is None else self.task.to_dict(),
+            "remaining": self.remaining,
+        }
 
 
 def _list(value: object) -> list[Any]:

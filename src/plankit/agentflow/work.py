@@ -1,0 +1,139 @@
+"""Work tracking through the control plane: claim a task, report it done or failed.
+
+:class:`WorkMixin` gives :class:`~plankit.agentflow.control.ControlPlane` its task
+methods; each finds the session, then runs one transaction of
+:mod:`plankit.agentflow.tracking` (again, when concurrent writers on PostgreSQL
+deadlock).  Tasks are named ``<thread_id>/<task_id>``, as a claim prints them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from plankit.agentflow import tracking
+from plankit.agentflow.records import Claim, ControlError, TaskStatus
+
+if TYPE_CHECKING:
+    from plankit.agentflow.records import Session
+    from plankit.agentflow.store import Database
+
+DEFAULT_LEASE = 600.0
+"""Seconds a claim lasts unless its holder sends a heartbeat (10 minutes)."""
+
+MAX_LEASE = 7 * 86400.0
+"""Longest lease accepted (a week)."""
+
+
+class WorkMixin:
+    """The task methods of the control plane."""
+
+    host: str
+    """This host's name, recorded with each claim."""
+
+    def _db(self, write: bool = True) -> contextlib.AbstractContextManager[Database]:
+        raise NotImplementedError
+
+    def _find(self, conn: Database, session: str | None, *, live: bool = False) -> Session:
+        raise NotImplementedError
+
+    # --- work tracking --------------------------------------------------------------
+
+    def claim(
+        self,
+        session: str | None = None,
+        *,
+        agent: str | None = None,
+        lease: float = DEFAULT_LEASE,
+    ) -> Claim:
+        """Claim one ready task of the session's latest commit, for ``lease`` seconds.
+
+        With ``agent``, tasks assigned to another agent are left alone.  The answer's
+        ``task`` is ``None`` when nothing is claimable now; ``remaining`` 0 means that
+        no work is left.
+        """
+        lease_ms = _lease_ms(lease)
+        with self._db() as conn:
+            found = self._find(conn, session, live=True)
+            task, left = conn.write(
+                lambda db: tracking.claim(
+                    db, found.session_id, agent=agent, holder=agent, host=self.host,
+                    lease_ms=lease_ms,
+                )
+            )  # fmt: skip
+            if (
+                task is None
+                and left == 0
+                and tracking.tracked_commit(conn, found.session_id) is None
+            ):
+                raise ControlError(
+                    "commit-none",
+                    f"session {found.session_id} has no commit yet: there is nothing to claim",
+                )
+        return Claim(task, left)
+
+    def _task_write(
+        self, session: str | None, action: Callable[[Database, str], TaskStatus]
+    ) -> TaskStatus:
+        with self._db() as conn:
+            found = self._find(conn, session)
+            return conn.write(lambda db: action(db, found.session_id))
+
+    def done(
+        self, ref: str, session: str | None = None, *, claim: str | None = None,
+        agent: str | None = None,
+    ) -> TaskStatus:  # fmt: skip
+        """Mark a task done: its dependents with nothing else to wait for become ready.
+
+        ``claim`` (the id the claim printed) makes sure the caller still holds it.
+        """
+        return self._task_write(
+            session,
+            lambda db, sid: tracking.finish(
+                db, sid, ref, claim_id=claim, failed=False, reason=None, holder=agent
+            ),
+        )
+
+    def fail(
+        self, ref: str, reason: str, session: str | None = None, *, claim: str | None = None,
+        agent: str | None = None,
+    ) -> TaskStatus:  # fmt: skip
+        """Mark a task failed, with a reason: its dependents are blocked."""
+        text = " ".join(reason.split())
+        if not text:
+            raise ControlError("reason-missing", "say why the task failed: --reason TEXT")
+        return self._task_write(
+            session,
+            lambda db, sid: tracking.finish(
+                db, sid, ref, claim_id=claim, failed=True, reason=text[:1000], holder=agent
+            ),
+        )
+
+    def heartbeat(
+        self, ref: str, session: str | None = None, *, claim: str | None = None,
+        lease: float = DEFAULT_LEASE,
+    ) -> TaskStatus:  # fmt: skip
+        """Extend the lease of a claimed task to ``lease`` seconds from now."""
+        lease_ms = _lease_ms(lease)
+        return self._task_write(
+            session,
+            lambda db, sid: tracking.heartbeat(db, sid, ref, claim_id=claim, lease_ms=lease_ms),
+        )
+
+    def release(
+        self, ref: str, session: str | None = None, *, claim: str | None = None
+    ) -> TaskStatus:
+        """Give a claimed task back (it is ready again), or reopen a failed one."""
+        return self._task_write(
+            session, lambda db, sid: tracking.release(db, sid, ref, claim_id=claim)
+        )
+
+
+def _lease_ms(seconds: float) -> int:
+    if not 1 <= seconds <= MAX_LEASE:
+        raise ControlError(
+            "lease-invalid",
+            f"a lease of {seconds:g} s is out of range; give 1 s to {MAX_LEASE / 86400:g} days",
+        )
+    return int(seconds * 1000)
