@@ -236,3 +236,23 @@ def test_an_empty_note_is_refused() -> None:
         add_note(ONE_PHASE, " \n\t ")
     assert str(caught.value) == "the note is empty; give the text to add"
     assert caught.value.code == "empty-note"
+
+
+# --- questions ---------------------------------------------------------------------------------
+
+
+def test_open_questions_leave_out_only_placeholders_and_answered_ones() -> None:
+    text = (
+        "# Plan: P\n\nGoal: g\n\n## Questions for User\n\n"
+        "- [Any clarifying questions]\n"
+        "- Which sheet holds the totals? — Answer: Sheet2\n"
+        "- [Draft] is the header row 1?\n"
+        "- Should dates be ISO?\n"
+        "- Keep the old tab]\n\n"
+        "### Phase 1: A\n\n- [ ] 1.1 Go\n"
+    )
+    assert parse_plan(text).open_questions() == [
+        "[Draft] is the header row 1?",
+        "Should dates be ISO?",
+        "Keep the old tab]",
+    ]
