@@ -24,6 +24,7 @@ import asyncio
 import datetime as _dt
 import logging
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 
     from plankit.teddy.run.outcome import Outcome
+    from plankit.teddy.session.config import Config
+    from plankit.teddy.session.layout import Turn
 
 log = logging.getLogger("plankit.acp")
 
@@ -208,19 +211,64 @@ class TeddyAgent:
         await self._say(state, message)
 
     def _run_turn(self, state: SessionState, text: str, loop: asyncio.AbstractEventLoop) -> str:
-        """Write the plan into the current turn and execute it (worker thread)."""
-        from plankit.errors import PlanError
-        from plankit.teddy.format.parse import parse_plan
-        from plankit.teddy.run.actions import Runtime
-        from plankit.teddy.run.approval import AutoApprover
-        from plankit.teddy.run.execute import execute_turn
+        """Write the plan into the current turn and execute it; after a validation
+        failure, re-plan as ``teddy execute`` does and run the corrected plan (worker
+        thread)."""
+        from plankit.teddy.format.answer import answer_to_plan
         from plankit.teddy.session.config import load_config
         from plankit.teddy.session.layout import find_session
         from plankit.textio import write_text_atomic
 
         config = load_config(state.root)
         turn = find_session(state.root, state.session_id).latest()
+        text = answer_to_plan(text).text  # as teddy plan makes a model's answer a plan
         write_text_atomic(turn.plan_path, text if text.endswith("\n") else text + "\n")
+        outcome, run = self._execute_turn(state, turn, config, loop)
+        cancelled = state.cancel is not None and state.cancel.is_set()
+        if outcome.validation and outcome.next_turn is not None and not cancelled:
+            from plankit.acp.replan import replan_in_acp
+
+            def run_turn(target: Turn) -> str:
+                done, shown = self._execute_turn(state, target, config, loop)
+                return summary(done, shown, target.rel("report.md"))
+
+            ended = replan_in_acp(
+                turn,
+                outcome,
+                config,
+                model=getattr(self.planner, "model", None),
+                send=lambda update: self._send(state, loop, update),
+                execute=run_turn,
+                cancel=state.cancel,
+            )
+            if ended is not None:
+                return ended
+        return summary(outcome, run, turn.rel("report.md"))
+
+    def _send(
+        self, state: SessionState, loop: asyncio.AbstractEventLoop, update: Mapping[str, Any]
+    ) -> None:
+        """Send one ``session/update`` from a worker thread (nothing once the client is
+        gone; a failed send is logged)."""
+        if self.gone.is_set():
+            return
+        try:
+            coro = send_update(self.conn, state.session_id, update)
+            asyncio.run_coroutine_threadsafe(coro, loop).result()
+        except (ConnectionError, OSError) as exc:
+            log.warning("an update could not be sent: %s", exc)
+
+    def _execute_turn(
+        self, state: SessionState, turn: Turn, config: Config, loop: asyncio.AbstractEventLoop
+    ) -> tuple[Outcome, TurnRun | None]:
+        """Execute the plan.md of ``turn``, its actions shown as tool calls (worker thread)."""
+        from plankit.errors import PlanError
+        from plankit.teddy.format.parse import parse_plan
+        from plankit.teddy.run.actions import Runtime
+        from plankit.teddy.run.approval import AutoApprover
+        from plankit.teddy.run.execute import execute_turn
+
+        text = turn.plan_path.read_text(encoding="utf-8", errors="replace")
         try:
             plan = parse_plan(text)
         except PlanError:
@@ -257,7 +305,7 @@ class TeddyAgent:
         )
         if run is not None:
             run.finish_unrun("the plan did not pass validation")
-        return summary(outcome, run, turn.rel("report.md"))
+        return outcome, run
 
     # --- slash commands ----------------------------------------------------------------
 
@@ -386,7 +434,10 @@ def summary(outcome: Outcome, run: TurnRun | None, report: str) -> str:
     if outcome.status is None:
         return outcome.message or "Nothing was executed."
     if outcome.status is Status.VALIDATION_FAILED:
-        problems = "\n".join(f"- {i.message}" for i in outcome.validation)
+        from plankit.teddy.run.report import error_item
+        from plankit.teddy.run.validate import describe
+
+        problems = "\n".join(error_item(e) for e in describe(outcome.validation))
         return f"{outcome.status}: the plan was not run.\n{problems}\n\nReport: `{report}`"
     counts = run.counts() if run is not None else {}
     total = len(run.statuses) if run is not None else 0
