@@ -32,6 +32,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plankit.board.catalog import Catalog
 
@@ -40,6 +41,37 @@ STATIC = {"board.js": "text/javascript", "board.css": "text/css", "index.html": 
 KEEPALIVE = 15.0
 """Seconds between keep-alive comments on the event stream."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        b"img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+"""On every response: the page runs its own script only (plan text that slipped into
+markup could not run), is never framed, and never sends its URL (and token) elsewhere."""
+
+
+class SecurityHeaders:
+    """ASGI middleware adding :data:`SECURITY_HEADERS` to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class Hub:
@@ -131,7 +163,9 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
 
         async def stream() -> AsyncIterator[bytes]:
             with hub.listen() as queue:
-                yield b": connected\n\n"
+                # from here on no event is missed: a page that (re)loads the list now
+                # is up to date, and stays so
+                yield b'data: {"type": "hello"}\n\n'
                 while True:
                     try:
                         event = await asyncio.wait_for(queue.get(), KEEPALIVE)
@@ -146,6 +180,10 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         task = asyncio.create_task(_watch(catalog, hub)) if watch else None
+        if task is not None:
+            # one turn of the loop runs the task's first step, which sets up the file
+            # watches (synchronously) before the server accepts its first request
+            await asyncio.sleep(0)
         try:
             yield
         finally:
@@ -165,6 +203,7 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
         ],
         lifespan=lifespan,
     )
+    app.add_middleware(SecurityHeaders)
     app.state.catalog = catalog
     app.state.hub = hub
     return app

@@ -44,7 +44,9 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
     if token is None and not loopback:
         token = secrets.token_urlsafe(18)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on accepted sockets only then, and
+    # without it every response waits on delayed acknowledgements (about 40 ms)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -64,6 +66,8 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
 
         webbrowser.open(url)
     app = create_app(root, token=token)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # open event streams never end by themselves: on Ctrl-C or SIGTERM they are cut
+    # after a short grace instead of keeping the server alive
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
