@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from plankit.board.app import create_app
 from plankit.board.catalog import Catalog
-from tests.board.conftest import BIN, Board
+from tests.board.conftest import BIN, ROOT, Board
 from tests.waiting import wait_until
 
 
@@ -178,3 +178,106 @@ def test_a_busy_port_is_a_one_line_error(project: Path) -> None:
     assert result.returncode == 1
     assert "cannot listen on 127.0.0.1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_every_response_forbids_inline_scripts_and_framing(project: Path) -> None:
+    api = client(project)
+    for url in ("/", "/static/board.js", "/api/plans", "/api/plans/nonsense"):
+        headers = api.get(url).headers
+        policy = headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, url
+        assert "unsafe-inline" not in policy
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "no-referrer"
+
+
+def test_editing_a_source_file_costs_no_walk(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plankit.board import catalog as module
+
+    walks: list[Path] = []
+    real = module.discover
+    monkeypatch.setattr(module, "discover", lambda root: walks.append(root) or real(root))
+    catalog = Catalog(project)
+    catalog.plans()
+    assert len(walks) == 1
+    (project / "src" / "greetings.py").write_text("def greet():\n    return 'hello'\n")
+    (project / "src" / "gone.py").write_text("")
+    (project / "src" / "gone.py").unlink()
+    assert catalog.changed([project / "src" / "greetings.py", project / "src" / "gone.py"]) == []
+    assert len(walks) == 1
+    (project / "notes").mkdir()  # a new directory may hold plans: the walk runs again
+    assert catalog.changed([project / "notes"]) == []
+    assert len(walks) == 2
+
+
+def test_memos_touch_every_session_beside_them(project: Path) -> None:
+    catalog = Catalog(project)
+    catalog.plans()
+    (project / ".teddy" / "memos.yaml").write_text('- "Ship on Fridays."\n')
+    events = catalog.changed([project / ".teddy" / "memos.yaml"])
+    assert [(e["type"], e["plan"]["kind"]) for e in events] == [("changed", "teddy")]
+    [session] = [e["plan"]["id"] for e in events]
+    ref = catalog.find(session)
+    assert ref is not None
+    detail = catalog.detail(ref)
+    assert detail is not None and detail["memos"] == ["Ship on Fridays."]
+
+
+def test_summaries_read_titles_and_states_as_written(project: Path) -> None:
+    plan = project / "plans" / "auth" / "plan.md"
+    plan.write_text(plan.read_text().replace('"Add user authentication"', '"Say \\"hi\\": auth"'))
+    text = (
+        (project / "PLAN.md")
+        .read_text()
+        .replace("- [ ] 1.3", "- [>] 1.3")
+        .replace("- [ ] 2.1 Tag the release", "- [!] 2.1 Tag the release — is 2.0 right?")
+    )
+    (project / "PLAN.md").write_text(text)
+    by_id = {p["id"]: p for p in client(project).get("/api/plans").json()["plans"]}
+    assert by_id["agentflow:plans/auth"]["title"] == 'Say "hi": auth'
+    assert by_id["checklist:PLAN.md"]["status"] == "1 blocked, 1 to review"
+
+
+def test_a_sessions_history_is_its_turns(project: Path) -> None:
+    [session] = (project / ".teddy").glob("*-board")
+    (session / "02" / "plan.md").write_text((ROOT / "examples" / "demo" / "turn-02.md").read_text())
+    catalog = Catalog(project)
+    ref = catalog.find(f"teddy:{session.relative_to(project).as_posix()}")
+    assert ref is not None
+    assert [v["label"] for v in catalog.history(ref)] == ["turn 01", "turn 02"]
+    diff = catalog.diff(ref, 0, 1)
+    assert diff is not None
+    assert "-# Read the greetings module before changing it" in diff
+    assert "+# Add a greeting word to greet and a farewell helper" in diff
+
+
+def test_an_acp_run_for_the_board_is_shown(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "greetings.py").write_text("def greet():\n    return 'hi'\n")
+    (project / "README.md").write_text("# Demo\n")
+    (project / "plan.md").write_text((ROOT / "examples" / "demo" / "turn-01.md").read_text())
+    agent = [BIN / "teddy", "acp", "/execute plan.md"]
+    run = subprocess.run(
+        [BIN / "plankit", "acp", "run", "--board", "--approve-all", "--", *agent],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TEDDY_SESSION": ""},
+    )
+    assert run.returncode == 0, run.stderr
+    api = client(project)
+    found = {p["kind"]: p for p in api.get("/api/plans").json()["plans"]}
+    assert set(found) == {"acp", "teddy"}  # plan.md is a TeDDy plan, not a checklist
+    acp = found["acp"]
+    assert acp["path"].startswith(".plankit/acp/run-") and acp["path"].endswith(".jsonl")
+    assert acp["title"] == "Read the greetings module before changing it"
+    assert acp["progress"] == {"done": 2, "total": 2}
+    entries = api.get(f"/api/plans/{acp['id']}").json()["entries"]
+    assert [e["content"] for e in entries] == [
+        "READ src/greetings.py: The module to change.",
+        "READ README.md: How the tests are run.",
+    ]

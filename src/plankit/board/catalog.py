@@ -4,9 +4,11 @@ versions of each plan seen while it runs.
 Summaries are cached with the :func:`~plankit.board.views.signature` they were made
 from, so a warm ``/api/plans`` costs a few ``stat`` calls per plan.  The list of plans
 is found once and found again when the file watcher reports a change it cannot place
-in a known plan (a new session, a new checklist, a deleted directory).  Each plan keeps
-its last :data:`MAX_VERSIONS` texts (TeDDy: the plan of each turn; checklists and
-agentflow directories: the text each time it changed), for the page's diffs.
+in a known plan that may concern plans (a new session, a new checklist, a directory
+made or deleted; not a source file edited).  Checklists, agentflow directories and ACP
+runs keep their last :data:`MAX_VERSIONS` texts, one each time the board saw it
+change, for the page's diffs; a TeDDy session's versions are its turns' plans, read
+from disk when asked for.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from plankit.board import views
-from plankit.board.discover import PlanRef, discover, locate, parse_id
+from plankit.board.discover import PlanRef, discover, locate, looks_like_plan, parse_id
 
 MAX_VERSIONS = 50
 """Versions kept per plan."""
@@ -80,40 +82,27 @@ class Catalog:
             if entry is not None and entry.signature == sig:
                 return entry.summary
         try:
-            made = views.summary(ref, path)
+            made, text = views.read(ref, path)
         except Exception as exc:  # a plan that cannot be read is listed broken
-            made = {
-                "kind": ref.kind,
-                "id": ref.id,
-                "path": ref.rel,
-                "title": ref.rel,
-                "progress": {"done": 0, "total": 0},
-                "updated": None,
-                "status": f"unreadable: {exc}",
-            }
+            made, text = (
+                {
+                    "kind": ref.kind,
+                    "id": ref.id,
+                    "path": ref.rel,
+                    "title": ref.rel,
+                    "progress": {"done": 0, "total": 0},
+                    "updated": None,
+                    "status": f"unreadable: {exc}",
+                },
+                None,
+            )
         with self._lock:
             entry = self._entries.setdefault(ref.id, _Entry(sig, made))
             entry.signature, entry.summary = sig, made
-            self._remember(ref, path, entry)
+            if text is not None and (not entry.versions or entry.versions[-1][2] != text):
+                entry.versions.append((f"seen {_now()}", _now(), text))
+                del entry.versions[:-MAX_VERSIONS]
         return made
-
-    def _remember(self, ref: PlanRef, path: Path, entry: _Entry) -> None:
-        """Keep a new version of the plan's text when it changed."""
-        if ref.kind == "teddy" and not entry.versions:
-            entry.versions = _turn_versions(path)
-            return
-        try:
-            text = views.text_of(ref, path)
-        except Exception:
-            return
-        if entry.versions and entry.versions[-1][2] == text:
-            return
-        label = f"seen {_now()}"
-        if ref.kind == "teddy":
-            turns = views.turn_dirs(path)
-            label = f"turn {turns[-1].name}" if turns else label
-        entry.versions.append((label, _now(), text))
-        del entry.versions[:-MAX_VERSIONS]
 
     # --- one plan ----------------------------------------------------------------------
 
@@ -141,21 +130,24 @@ class Catalog:
             data["history"] = self.history(ref)
         return data
 
-    def history(self, ref: PlanRef) -> list[dict[str, Any]]:
-        """The versions kept: their number, label, time and size."""
+    def _versions(self, ref: PlanRef) -> list[tuple[str, str, str]]:
+        if ref.kind == "teddy":  # a session's history is its turns, kept on disk
+            path = locate(self.root, ref)
+            return _turn_versions(path) if path is not None else []
         with self._lock:
             entry = self._entries.get(ref.id)
-            versions = list(entry.versions) if entry else []
+            return list(entry.versions) if entry else []
+
+    def history(self, ref: PlanRef) -> list[dict[str, Any]]:
+        """The versions kept: their number, label, time and size."""
         return [
             {"version": i, "label": label, "time": time, "size": len(text)}
-            for i, (label, time, text) in enumerate(versions)
+            for i, (label, time, text) in enumerate(self._versions(ref))
         ]
 
     def diff(self, ref: PlanRef, old: int, new: int) -> str | None:
         """A unified diff between two kept versions (None when one does not exist)."""
-        with self._lock:
-            entry = self._entries.get(ref.id)
-            versions = list(entry.versions) if entry else []
+        versions = self._versions(ref)
         if not (0 <= old < len(versions) and 0 <= new < len(versions)):
             return None
         a, b = versions[old], versions[new]
@@ -171,29 +163,38 @@ class Catalog:
     # --- changes on disk -----------------------------------------------------------------
 
     def changed(self, paths: Iterable[Path]) -> list[dict[str, Any]]:
-        """The events for files that changed: a plan changed, appeared or went away."""
+        """The events for files that changed: a plan changed, appeared or went away.
+
+        A file inside a known plan touches that plan (``.teddy/memos.yaml``: every
+        session beside it); a change elsewhere sends the walk for plans again only when
+        it may add or remove one (see :func:`may_hold_plans`), so editing source files
+        costs no walk."""
         before = {ref.id: ref for ref in self.refs()}
         touched: set[str] = set()
-        unplaced = False
+        rescan = False
         for path in paths:
             try:
                 rel = path.resolve().relative_to(self.root).as_posix()
             except ValueError:
                 continue
             owners = [r for r in before.values() if rel == r.rel or rel.startswith(r.rel + "/")]
-            if owners:
-                touched.update(r.id for r in owners)
-            if not owners or not path.exists():
-                unplaced = True
+            if rel.endswith(".teddy/memos.yaml"):
+                sessions = rel[: -len("memos.yaml")]
+                owners += [
+                    r for r in before.values() if r.kind == "teddy" and r.rel.startswith(sessions)
+                ]
+            touched.update(r.id for r in owners)
+            if not rescan and (not owners or not path.exists()):
+                rescan = may_hold_plans(rel, path, before.values())
         events: list[dict[str, Any]] = []
-        if unplaced:
+        if rescan:
             self.rescan()
             after = {ref.id: ref for ref in self.refs()}
-            for plan_id in before.keys() - after.keys():
+            for plan_id in sorted(before.keys() - after.keys()):
                 with self._lock:
                     self._entries.pop(plan_id, None)
                 events.append({"type": "removed", "id": plan_id})
-            for plan_id in after.keys() - before.keys():
+            for plan_id in sorted(after.keys() - before.keys()):
                 made = self.summary(after[plan_id])
                 if made is not None:
                     events.append({"type": "added", "plan": made})
@@ -203,6 +204,16 @@ class Catalog:
             if made is not None:
                 events.append({"type": "changed", "plan": made})
         return events
+
+
+def may_hold_plans(rel: str, path: Path, known: Iterable[PlanRef]) -> bool:
+    """Whether a change at ``rel`` may add or remove a plan: a directory, a file named
+    like a plan (or inside ``.teddy``), or a path that held known plans and is gone."""
+    if not path.exists():
+        return any(r.rel == rel or r.rel.startswith(rel + "/") for r in known) or looks_like_plan(
+            rel
+        )
+    return path.is_dir() or looks_like_plan(rel)
 
 
 def _turn_versions(session: Path) -> list[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ its id in the API.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,19 @@ def parse_id(plan_id: str) -> PlanRef | None:
     if "\\" in rel or "\0" in rel or any(p in ("", ".", "..") for p in parts):
         return None  # a leading "/" gives an empty part
     return PlanRef(kind, rel)
+
+
+def looks_like_plan(rel: str) -> bool:
+    """Whether a file at ``rel`` (relative to the root) is named like a plan or a part of
+    one the walk looks for: a checklist's name, anything under ``.teddy``, an ACP
+    transcript, an agentflow directory's ``tasks/`` file."""
+    parts = rel.split("/")
+    name = parts[-1].lower()
+    if name in CHECKLIST_NAMES or name.endswith((".plan.md", ".xlsx")) or ".teddy" in parts:
+        return True
+    if name.endswith(".jsonl") and "/".join(parts[-3:-1]) == ACP_DIR.as_posix():
+        return True
+    return len(parts) > 1 and parts[-2] == "tasks"
 
 
 def _is_agentflow_dir(path: Path, names: set[str]) -> bool:
@@ -135,9 +149,12 @@ def _walk(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
 
 def locate(root: Path, ref: PlanRef) -> Path | None:
     """The plan's path on disk, when it is still under ``root`` with no link on the way."""
-    path = root
-    for part in ref.rel.split("/"):
-        path = path / part
-        if path.is_symlink():
-            return None
-    return path if path.exists() else None
+    where = str(root)
+    try:
+        for part in ref.rel.split("/"):
+            where = os.path.join(where, part)
+            if stat.S_ISLNK(os.lstat(where).st_mode):
+                return None
+    except OSError:  # gone
+        return None
+    return Path(where)

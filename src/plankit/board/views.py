@@ -50,89 +50,108 @@ def _error(code: str, message: str, file: str | None) -> dict[str, Any]:
     return {"code": code, "message": message, "line": None, "file": file}
 
 
+def _stat(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
 def signature(ref: PlanRef, path: Path) -> tuple[object, ...]:
-    """What the plan's summary depends on: changes when the summary may change."""
+    """What the plan's summary depends on: changes when the summary may change.
 
-    def stat(p: Path) -> tuple[int, int]:
-        try:
-            st = p.stat()
-        except OSError:
-            return (0, 0)
-        return (st.st_mtime_ns, st.st_size)
-
+    A few ``stat`` calls on plain strings (this runs for every plan on every list)."""
+    where = str(path)
     if ref.kind == "teddy":
-        turns = turn_dirs(path)
-        latest = turns[-1] if turns else path
+        names = turn_names(path)
+        latest = os.path.join(where, names[-1]) if names else where
         return (
-            stat(path),
-            stat(latest),
-            stat(latest / "plan.md"),
-            stat(latest / "report.md"),
-            len(turns),
+            _stat(where),
+            _stat(latest),
+            _stat(os.path.join(latest, "plan.md")),
+            _stat(os.path.join(latest, "report.md")),
+            len(names),
         )
     if ref.kind == "agentflow":
-        return (stat(path), stat(path / "plan.md"), stat(path / "tasks"), stat(path / "state.json"))
-    return (stat(path),)
+        return (
+            _stat(where),
+            _stat(os.path.join(where, "plan.md")),
+            _stat(os.path.join(where, "tasks")),
+            _stat(os.path.join(where, "state.json")),
+        )
+    return (_stat(where),)
 
 
 def summary(ref: PlanRef, path: Path) -> dict[str, Any] | None:
     """The plan's line in the list (None: not a plan after all, e.g. a workbook without
     a plan cell)."""
+    return read(ref, path, text=False)[0]
+
+
+def read(
+    ref: PlanRef, path: Path, *, text: bool = True
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The plan's summary (see :func:`summary`) and the text its history keeps (None for
+    TeDDy sessions, whose history is their turns, on disk).  Reads the plan once and
+    only what the list shows: no lint, no validation, only the latest TeDDy turn.
+    ``text=False``: the summary alone (the text is None)."""
     base = {"kind": ref.kind, "id": ref.id, "path": ref.rel, "status": None}
     if ref.kind == "teddy":
-        return base | _teddy_summary(path)
+        return base | _teddy_summary(path), None
     if ref.kind == "checklist":
-        info = _checklist(path, ref.rel)
-        if info is None:
-            return None
-        return base | {k: info[k] for k in ("title", "progress", "updated", "status")}
+        head, kept = _checklist_summary(path, ref.rel)
+        return (base | head if head is not None else None), kept
     if ref.kind == "agentflow":
-        return base | _agentflow_summary(path, ref.rel)
-    return base | _acp(path, ref.rel, detail=False)
+        kept = _agentflow_text(path) if text else None
+        return base | _agentflow_summary(path, ref.rel), kept
+    acp = _acp(path, ref.rel, detail=True)
+    entries = acp.pop("entries")
+    return base | acp, json.dumps(entries, indent=1, ensure_ascii=False)
 
 
 def detail(ref: PlanRef, path: Path) -> dict[str, Any] | None:
     """The plan's page: the summary and everything it shows."""
+    base = {"kind": ref.kind, "id": ref.id, "path": ref.rel, "status": None}
+    if ref.kind == "checklist":
+        info = _checklist(path, ref.rel)
+        return base | info if info is not None else None
+    if ref.kind == "acp":
+        return base | _acp(path, ref.rel, detail=True)
     head = summary(ref, path)
     if head is None:
         return None
     if ref.kind == "teddy":
         return head | _teddy_detail(path, ref.rel)
-    if ref.kind == "checklist":
-        info = _checklist(path, ref.rel)
-        return head | (info or {})
-    if ref.kind == "agentflow":
-        return head | _agentflow_detail(path, ref.rel)
-    return head | _acp(path, ref.rel, detail=True)
+    return head | _agentflow_detail(path, ref.rel)
 
 
-def text_of(ref: PlanRef, path: Path) -> str:
-    """The plan's text, for the history of versions seen while the board runs."""
-    if ref.kind == "teddy":
-        turns = turn_dirs(path)
-        return (read_small(turns[-1] / "plan.md") or "") if turns else ""
-    if ref.kind == "checklist":
-        info = _checklist(path, ref.rel)
-        return str(info.get("markdown", "")) if info else ""
-    if ref.kind == "agentflow":
-        parts = [read_small(path / "plan.md") or ""]
-        tasks = path / "tasks"
-        if tasks.is_dir():
-            for task in sorted(tasks.iterdir()):
-                parts.append(f"--- {task.name}\n" + (read_small(task) or ""))
-        return "\n".join(parts)
-    return json.dumps(_acp(path, ref.rel, detail=True).get("entries", []), indent=1)
+def _agentflow_text(path: Path) -> str:
+    """The plan and its task files, one text (what the history of the plan compares)."""
+    parts = [read_small(path / "plan.md") or ""]
+    for task in _task_files(path):
+        parts.append(f"--- {task.name}\n" + (read_small(task) or ""))
+    return "\n".join(parts)
 
 
 # --- TeDDy ------------------------------------------------------------------------------
 
 
-def turn_dirs(session: Path) -> list[Path]:
+def turn_names(session: Path) -> list[str]:
+    """The session's turn directories' names (``01``, ``02`` …), in order."""
     try:
-        names = [e.name for e in os.scandir(session) if e.is_dir(follow_symlinks=False)]
+        with os.scandir(session) as entries:
+            names = [
+                e.name for e in entries if e.name.isdigit() and e.is_dir(follow_symlinks=False)
+            ]
     except OSError:
         return []
-    return [session / n for n in sorted((n for n in names if n.isdigit()), key=int)]
+    return sorted(names, key=int)
+
+
+def turn_dirs(session: Path) -> list[Path]:
+    """The session's turn directories, in order."""
+    return [session / name for name in turn_names(session)]
 
 
 def _title_of(plan_text: str | None) -> str | None:
@@ -152,12 +171,13 @@ def _report_status(report: str | None) -> str | None:
 
 
 def _teddy_summary(session: Path) -> dict[str, Any]:
-    turns = turn_dirs(session)
-    done = sum(1 for t in turns if (t / "report.md").is_file())
-    latest = turns[-1] if turns else session
+    names = turn_names(session)
+    where = str(session)
+    done = sum(1 for n in names if os.path.isfile(os.path.join(where, n, "report.md")))
+    latest = session / names[-1] if names else session
     title = None
-    for turn in reversed(turns):
-        title = _title_of(read_small(turn / "plan.md"))
+    for name in reversed(names):  # the latest turn with a plan, most often the last one
+        title = _title_of(read_small(session / name / "plan.md"))
         if title:
             break
     status = _report_status(read_small(latest / "report.md"))
@@ -166,7 +186,7 @@ def _teddy_summary(session: Path) -> dict[str, Any]:
     updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
     return {
         "title": title or session.name,
-        "progress": {"done": done, "total": len(turns)},
+        "progress": {"done": done, "total": len(names)},
         "updated": iso(updated),
         "status": status,
     }
@@ -259,19 +279,52 @@ def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
 # --- checklists -------------------------------------------------------------------------
 
 
+def _checklist_text(path: Path) -> str | None:
+    if path.suffix.lower() == ".xlsx":
+        return _xlsx_plan(path)
+    return read_small(path)
+
+
+def _checklist_summary(path: Path, rel: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The list's line for a checklist: parsed, not linted."""
+    from plankit.checklist.plan import parse_plan
+    from plankit.errors import PlankitError
+
+    text = _checklist_text(path)
+    if text is None:
+        return None, None
+    head: dict[str, Any] = {"title": path.name, "updated": iso(mtime(path))}
+    try:
+        plan = parse_plan(text)
+    except (PlankitError, RecursionError, ValueError):
+        return head | {"progress": {"done": 0, "total": 0}, "status": "unreadable"}, text
+    progress = plan.progress
+    if not plan.title and not progress.total:
+        return None, None  # no "# Plan:" title and no step: some other Markdown file
+    return head | {
+        "title": plan.title or path.name,
+        "progress": {"done": progress.done, "total": progress.total},
+        "status": _checklist_status(
+            progress.done, progress.total, progress.blocked, progress.review
+        ),
+    }, text
+
+
+def _checklist_status(done: int, total: int, blocked: int, review: int) -> str | None:
+    if total and done == total:
+        return "done"
+    waiting = [f"{blocked} blocked" if blocked else "", f"{review} to review" if review else ""]
+    return ", ".join(w for w in waiting if w) or None
+
+
 def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
     from plankit.checklist.lint import lint_plan
     from plankit.checklist.plan import parse_plan
     from plankit.errors import PlankitError, diagnostics_json
 
-    if path.suffix.lower() == ".xlsx":
-        text = _xlsx_plan(path)
-        if text is None:
-            return None
-    else:
-        text = read_small(path)
-        if text is None:
-            return None
+    text = _checklist_text(path)
+    if text is None:
+        return None
     updated = iso(mtime(path))
     try:
         plan = parse_plan(text)
@@ -285,6 +338,8 @@ def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
             "markdown": text,
         }
     progress = plan.progress
+    if not plan.title and not progress.total:
+        return None
     current = plan.current_task()
     following = plan.next_task()
     data = plan.to_dict(raw=False)
@@ -293,7 +348,9 @@ def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
         "title": plan.title or path.name,
         "progress": {"done": progress.done, "total": progress.total},
         "updated": updated,
-        "status": "done" if progress.total and progress.done == progress.total else None,
+        "status": _checklist_status(
+            progress.done, progress.total, progress.blocked, progress.review
+        ),
         "plan": data,
         "current": current.to_dict() if current else None,
         "next": following.to_dict() if following else None,
@@ -335,12 +392,27 @@ def _states(path: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
+def _agentflow_title(path: Path) -> str | None:
+    """The ``title`` of plan.md's front matter (its YAML only: the tasks are not read)."""
+    from plankit.agentflow.frontmatter import FrontMatterError, Map, Scalar, parse, split
+
+    text = read_small(path / "plan.md")
+    if not text:
+        return None
+    try:
+        doc = split(text.replace("\r\n", "\n"))
+        node = parse(doc.front_matter, doc.yaml_line) if doc.front_matter is not None else None
+    except (FrontMatterError, RecursionError, ValueError):
+        return None
+    if isinstance(node, Map):
+        for key, _line, value in node.items:
+            if key == "title" and isinstance(value, Scalar) and value.value:
+                return value.value
+    return None
+
+
 def _agentflow_summary(path: Path, rel: str) -> dict[str, Any]:
-    title = None
-    for line in (read_small(path / "plan.md") or "").splitlines():
-        if line.startswith("title:"):
-            title = line[6:].strip().strip("\"'")
-            break
+    title = _agentflow_title(path)
     states = _states(path)
     tasks = _task_files(path)
     return {
