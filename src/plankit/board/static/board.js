@@ -4,8 +4,8 @@
 
 const token = new URLSearchParams(location.search).get("token");
 const KINDS = { teddy: "TeDDy sessions", checklist: "Checklists", agentflow: "agentflow plans", acp: "ACP runs" };
-const ICON = { done: "✔", success: "✔", completed: "✔", doing: "◐", in_progress: "◐",
-  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", skipped: "–" };
+const ICON = { done: "✔", success: "✔", completed: "✔", doing: "◐", in_progress: "◐", claimed: "◐",
+  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", ready: "○", skipped: "–" };
 const plans = new Map();
 let openId = null;
 
@@ -17,7 +17,11 @@ function api(path) {
 
 async function getJson(path) {
   const response = await fetch(api(path));
-  return response.json();
+  try {
+    return await response.json();
+  } catch {
+    return { error: `${response.status} ${response.statusText}` };
+  }
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -70,27 +74,57 @@ function problems(list, cls, heading) {
     el("ul", {}, ...list.map((d) => el("li", { text: `${d.file || ""}${d.line ? ":" + d.line : ""} ${d.code} ${d.message}` }))));
 }
 
+// "Completed 🟢" → the word, shown in the colour of its state (no emoji font needed)
+const PICTOGRAPHS = /[\p{Extended_Pictographic}\u{1F7E0}-\u{1F7EB}\uFE0F]/gu;
+
+function turnState(status) {
+  if (status === "awaiting execution") return "pending";
+  if (!status || status === "no plan yet") return "";
+  return /^(Completed|Skipped)/.test(status) ? "ok" : /^Partial/.test(status) ? "partial" : "bad";
+}
+
+function lines(text, sign, cls) {
+  return String(text).split("\n").map((line) => el("span", { class: cls, text: sign + line + "\n" }));
+}
+
+function plannedAction(a) {
+  const target = a.path || a.resource || a.command || a.agent || "";
+  const body = [];
+  if (a.edits) for (const e of a.edits) body.push(el("pre", { class: "diff" }, ...lines(e.find, "-", "del"), ...lines(e.replace, "+", "add")));
+  else if (a.content !== undefined && a.content !== null) body.push(el("pre", { text: a.content }));
+  else if (a.command) body.push(el("pre", { text: a.command }));
+  else if (a.message) body.push(el("pre", { text: a.message }));
+  return el("li", {}, el("details", {},
+    el("summary", {}, el("span", { class: "st pending", text: ICON.pending }), ` ${a.type} ${target}`,
+      a.description ? el("span", { class: "muted", text: ` — ${a.description}` }) : null),
+    ...body));
+}
+
 function teddyView(plan) {
   const out = [];
   if (plan.call_stack && plan.call_stack.length) out.push(el("p", {}, el("strong", { text: "Call stack: " }), plan.call_stack.join(" ← ")));
   if (plan.memos && plan.memos.length) out.push(el("details", {}, el("summary", { text: `Memos (${plan.memos.length})` }), el("ul", {}, ...plan.memos.map((m) => el("li", { text: m })))));
   for (const turn of plan.turns) {
-    const state = turn.status === "awaiting execution" ? "pending" : /Completed|Skipped/.test(turn.status || "") ? "ok" : turn.status && turn.status !== "no plan yet" ? "bad" : "";
+    const state = turnState(turn.status);
+    const usage = turn.model ? `${turn.model}${turn.input_tokens ? ` · ${turn.input_tokens} in / ${turn.output_tokens || "?"} out` : ""}` : "";
     const box = el("div", { class: "turn " + state, "data-turn": turn.turn },
       el("h3", { text: `Turn ${turn.turn}: ${turn.title || "(no plan yet)"}` }),
-      el("div", { class: "meta" },
+      el("div", { class: "line" },
+        el("span", { class: "badge " + state, title: turn.status || "", text: (turn.status || "").replace(PICTOGRAPHS, "").trim() }),
         el("span", { text: turn.agent || "" }),
-        el("span", { class: "badge", text: turn.status || "" }),
-        el("span", { text: turn.model ? `${turn.model} · ${turn.input_tokens || "?"} in / ${turn.output_tokens || "?"} out` : "" })));
+        el("span", { class: "muted", text: usage })));
     if (turn.message) box.append(el("details", {}, el("summary", { text: "Message" }), el("pre", { text: turn.message })));
     box.append(problems(turn.errors, "errors", "Plan problems") || "");
     if (turn.actions.length) {
       box.append(el("ul", { class: "tasks" }, ...turn.actions.map((a) =>
-        el("li", {}, el("span", { class: "st " + a.outcome, text: ICON[a.outcome] || "·" }), ` ${a.type} ${a.target || ""}`,
-          el("details", {}, el("summary", { text: "details" }), el("pre", { text: a.text }))))));
+        el("li", {}, el("details", {},
+          el("summary", {}, el("span", { class: "st " + a.outcome, text: ICON[a.outcome] || "·" }), ` ${a.type} ${a.target || ""}`),
+          el("pre", { text: a.text }))))));
     } else if (turn.plan) {
-      box.append(el("ul", { class: "tasks" }, ...turn.plan.actions.map((a) =>
-        el("li", {}, el("span", { class: "st pending", text: ICON.pending }), ` ${a.type} ${a.path || (a.resource || "") || a.command || ""}`))));
+      if (state === "pending") box.append(el("p", { class: "muted", text: "This plan awaits execution (teddy execute):" }));
+      if (turn.plan.memos && turn.plan.memos.length)
+        box.append(el("ul", { class: "tasks" }, ...turn.plan.memos.map((m) => el("li", { text: `memo ${m.op} ${m.text}` }))));
+      box.append(el("ul", { class: "tasks" }, ...turn.plan.actions.map(plannedAction)));
     }
     out.push(box);
   }
@@ -106,9 +140,13 @@ function checklistView(plan) {
   for (const phase of plan.plan.phases) {
     out.push(el("h3", { text: `Phase ${phase.number}: ${phase.name}` }), bar(phase.progress));
     out.push(el("ul", { class: "tasks" }, ...phase.tasks.map((t) =>
-      el("li", { "data-step": t.step, "data-status": t.status }, el("span", { class: "st " + t.status, text: ICON[t.status] || "·" }),
-        ` ${t.step} ${t.title}`, (t.blocked_reason || t.review_note) ? el("span", { class: "muted", text: ` — ${t.blocked_reason || t.review_note}` }) : null))));
+      el("li", { "data-step": t.step, "data-status": t.status, class: "depth" + Math.min(3, t.step.split(".").length - 2) },
+        el("span", { class: "st " + t.status, text: ICON[t.status] || "·" }),
+        ` ${t.step} ${t.title}`, (t.blocked_reason || t.review_note) ? el("span", { class: "note " + t.status, text: ` — ${t.blocked_reason || t.review_note}` }) : null))));
   }
+  if (plan.plan.questions && plan.plan.questions.length)
+    out.push(el("h3", { text: "Questions for the user" }), el("ul", {}, ...plan.plan.questions.map((q) => el("li", { text: q }))));
+  if (plan.plan.notes) out.push(el("h3", { text: "Notes" }), el("pre", { text: plan.plan.notes }));
   return out;
 }
 
@@ -156,10 +194,19 @@ function graphView(graph) {
 function agentflowView(plan) {
   const out = [problems(plan.errors, "errors", "Validation problems")];
   if (!plan.plan) return out;
+  const states = new Map(plan.graph.nodes.map((n) => [n.id, n.state]));
   out.push(el("p", { class: "muted", text: `${plan.plan.tasks.length} tasks in ${plan.plan.waves.length} waves; critical path: ${plan.graph.critical_path.join(" → ")}` }));
   out.push(graphView(plan.graph));
-  out.push(el("ul", { class: "tasks" }, ...plan.plan.tasks.map((t) =>
-    el("li", {}, el("strong", { text: t.id }), t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null))));
+  if (plan.plan.body && plan.plan.body.trim()) out.push(el("details", {}, el("summary", { text: "The plan" }), el("pre", { text: plan.plan.body.trim() })));
+  out.push(el("ul", { class: "tasks" }, ...plan.plan.tasks.map((t) => {
+    const state = states.get(t.id) || "pending";
+    return el("li", { "data-task": t.id, "data-state": state }, el("details", {},
+      el("summary", {}, el("span", { class: "st " + state, text: ICON[state] || "·" }), " ", el("strong", { text: t.id }),
+        t.agent ? el("span", { class: "muted", text: ` (${t.agent})` }) : null,
+        t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null),
+      t.subtasks.length ? el("ul", {}, ...t.subtasks.map((x) => el("li", { text: x }))) : null,
+      el("pre", { text: (t.body || "").trim() || t.file })));
+  })));
   return out;
 }
 
@@ -173,7 +220,7 @@ function historyView(plan) {
   if (!plan.history || plan.history.length < 2) return null;
   const pick = (sel) => {
     const s = el("select");
-    plan.history.forEach((v) => s.append(el("option", { value: v.version, text: `${v.label}` })));
+    plan.history.forEach((v) => s.append(el("option", { value: v.version, text: `${v.version + 1}. ${v.label}` })));
     s.value = String(sel);
     return s;
   };
@@ -181,49 +228,123 @@ function historyView(plan) {
   const out = el("pre", { class: "diff" });
   const show = async () => {
     const data = await getJson(`api/plans/${encodeURIComponent(plan.id)}/diff?from=${from.value}&to=${to.value}`);
-    out.textContent = data.diff || data.error || "(no change)";
+    const text = data.diff === undefined ? data.error : data.diff;
+    out.replaceChildren(...(text ? text.split("\n").map((line) =>
+      el("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "", text: line + "\n" })) : ["(no change)"]));
   };
   from.addEventListener("change", show);
   to.addEventListener("change", show);
   show();
   return el("details", { class: "diffbox" }, el("summary", { text: `History (${plan.history.length} versions): what changed` }),
-    el("div", {}, "from", from, "to", to), out);
+    el("div", {}, "from ", from, " to ", to), out);
 }
 
-async function openPlan(id) {
-  openId = id;
-  const plan = await getJson(`api/plans/${encodeURIComponent(id)}`);
-  const section = document.getElementById("detail");
-  if (plan.error) {
-    section.replaceChildren(el("p", { class: "muted", text: plan.error }));
+// Live updates: every event schedules one refresh of the list (and of the open plan
+// when the event is about it); refreshes never overlap and one that starts after an
+// event reflects it, so the page always ends on the latest state.
+let refreshing = null;
+let dirty = { list: false, detail: false };
+
+function schedule(list, detail) {
+  dirty = { list: dirty.list || list, detail: dirty.detail || detail };
+  if (!refreshing) refreshing = refresh().finally(() => { refreshing = null; });
+  return refreshing;
+}
+
+async function refresh() {
+  while (dirty.list || dirty.detail) {
+    const todo = dirty;
+    dirty = { list: false, detail: false };
+    try {
+      if (todo.list) await loadList();
+      if (todo.detail && openId) await showPlan(openId);
+    } catch (error) {
+      document.getElementById("live").classList.remove("on");
+    }
+  }
+}
+
+async function loadList() {
+  const data = await getJson("api/plans");
+  if (data.error) {
+    document.getElementById("root").textContent = data.error;
     return;
   }
-  const views = { teddy: teddyView, checklist: checklistView, agentflow: agentflowView, acp: acpView };
-  section.replaceChildren(
-    el("h2", {}, el("span", { class: "badge " + plan.kind, text: plan.kind }), " ", plan.title),
-    el("div", { class: "meta" }, el("span", { text: plan.path }), el("span", { text: `${plan.progress.done}/${plan.progress.total}` })),
-    ...(views[plan.kind] || (() => []))(plan).filter(Boolean),
-    historyView(plan) || "");
-  section.dataset.id = id;
-  section.dataset.loaded = String(Date.now());
+  document.getElementById("root").textContent = data.root;
+  plans.clear();
+  for (const plan of data.plans) plans.set(plan.id, plan);
   renderList();
 }
 
-async function start() {
-  const data = await getJson("api/plans");
-  document.getElementById("root").textContent = data.root;
-  for (const plan of data.plans) plans.set(plan.id, plan);
+function openPlan(id) {
+  openId = id;
   renderList();
+  return showPlan(id);
+}
+
+async function showPlan(id) {
+  const plan = await getJson(`api/plans/${encodeURIComponent(id)}`);
+  if (id !== openId) return; // another plan was picked meanwhile
+  const section = document.getElementById("detail");
+  const keep = section.dataset.id === id ? openDetails(section) : null;
+  if (plan.error) {
+    section.replaceChildren(el("p", { class: "muted", text: plan.error }));
+  } else {
+    const views = { teddy: teddyView, checklist: checklistView, agentflow: agentflowView, acp: acpView };
+    section.replaceChildren(
+      el("h2", {}, el("span", { class: "badge " + plan.kind, text: plan.kind }), " ", plan.title),
+      el("div", { class: "meta" }, el("span", { text: plan.path }), el("span", { text: plan.status || "" }),
+        el("span", { text: `${plan.progress.done}/${plan.progress.total}` })),
+      ...(views[plan.kind] || (() => []))(plan).filter(Boolean),
+      historyView(plan) || "");
+  }
+  if (keep) restoreDetails(section, keep);
+  section.dataset.id = id;
+  section.dataset.version = String(Number(section.dataset.version || 0) + 1);
+}
+
+// A live update redraws the plan: the sections the reader opened stay open.
+function detailsKeys(section) {
+  const seen = new Map();
+  return [...section.querySelectorAll("details")].map((d) => {
+    const owner = d.closest("[data-turn]");
+    const summary = d.querySelector("summary");
+    const key = `${owner ? owner.dataset.turn : ""}|${summary ? summary.textContent.replace(/\d+/g, "#") : ""}`;
+    seen.set(key, (seen.get(key) || 0) + 1);
+    return [d, `${key}|${seen.get(key)}`];
+  });
+}
+
+function openDetails(section) {
+  return new Set(detailsKeys(section).filter(([d]) => d.open).map(([, key]) => key));
+}
+
+function restoreDetails(section, keys) {
+  for (const [d, key] of detailsKeys(section)) if (keys.has(key)) d.open = true;
+}
+
+function start() {
+  schedule(true, false);
   const events = new EventSource(api("api/events"));
-  events.onopen = () => document.getElementById("live").classList.add("on");
-  events.onerror = () => document.getElementById("live").classList.remove("on");
-  events.onmessage = (message) => {
+  events.onerror = () => {
+    document.getElementById("live").classList.remove("on");
+    document.body.dataset.live = "";
+  };
+  events.onmessage = async (message) => {
     const event = JSON.parse(message.data);
-    if (event.type === "removed") plans.delete(event.id);
-    else plans.set(event.plan.id, event.plan);
-    renderList();
-    const changed = event.type === "removed" ? event.id : event.plan.id;
-    if (changed === openId && event.type !== "removed") openPlan(openId);
+    if (event.type === "hello") {
+      // (re)connected: nothing is missed from here on; catch up with what changed before
+      await schedule(true, openId !== null);
+      document.getElementById("live").classList.add("on");
+      document.body.dataset.live = "on";
+      return;
+    }
+    const about = event.type === "removed" ? event.id : event.plan.id;
+    if (event.type === "removed" && about === openId) {
+      openId = null;
+      document.getElementById("detail").replaceChildren(el("p", { class: "muted", text: "This plan is gone from disk." }));
+    }
+    schedule(true, about === openId);
   };
 }
 
