@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -75,6 +77,10 @@ _PIECES = [
     "a", "Zb", "09", " ", "  ", ":", ": ", " #", "#", ",", ", ", "'", "''", '"', "\\",
     "[", "]", "{", "}", "&x ", "*x", "!", "!!str ", "|", ">", "%", "@", "`", "?", "? ", "~",
     "-", "- ", "null", "é", "\t", "()", "/", "$", ".", "_", "yes", "1.5",
+    # Unicode whitespace YAML does not trim (only spaces and tabs are), and characters
+    # YAML treats as line breaks or refuses
+    "\u00a0", "\u3000", "\u2003", "\u200b", "\u1680", "\u205f", "\u0085", "\u2028",
+    "\u2029", "\ufeff", "\x0b", "\x0c", "null\u00a0", " \u00a0",
 ]  # fmt: skip
 _SAFE = ["", "a", "Zb", "09", "x y", "é", "(", "/", "."]
 # Mostly plain words, with one special piece somewhere: the cases where readings differ.
@@ -84,7 +90,9 @@ _texts = st.one_of(
     ),
     st.lists(st.sampled_from(_PIECES), max_size=5).map("".join),
 )
-_keys = st.sampled_from(["id", "depends_on", "agent", "subtasks", "title", "a-b", "Key", "x1"])
+_keys = st.sampled_from(
+    ["id", "depends_on", "agent", "subtasks", "title", "a-b", "Key", "x1", "null", "NULL", "~"]
+)
 
 
 @st.composite
@@ -172,3 +180,47 @@ def test_fast_path_agrees_on_every_special_piece_in_every_position() -> None:
                 checked += 1
                 assert fast == _full(yaml), repr(yaml)
     assert checked > 200  # the fast path answers often enough for this to mean something
+
+
+@pytest.mark.parametrize(
+    ("yaml", "tree"),
+    [
+        # a trailing no-break space is part of a plain scalar: not null, not trimmed
+        ("id: null\u00a0\n", Map((("id", 2, Scalar("null\u00a0", 2)),), 2)),
+        ("id: a\u3000\n", Map((("id", 2, Scalar("a\u3000", 2)),), 2)),
+        ("id: a   \n", Map((("id", 2, Scalar("a", 2)),), 2)),
+        ("k:\n  - b\u2003\n", Map((("k", 2, Seq((Scalar("b\u2003", 3),), 3)),), 2)),
+        ("k: [c\u00a0, d]\n", Map((("k", 2, Seq((Scalar("c\u00a0", 2), Scalar("d", 2)), 2)),), 2)),
+    ],
+)
+def test_only_spaces_and_tabs_are_trimmed_on_both_paths(yaml: str, tree: Map) -> None:
+    assert _full(yaml) == tree
+    assert parse(yaml, 2) == tree
+    fast = fm._fast(yaml, 2)
+    assert fast == tree
+
+
+@pytest.mark.parametrize("key", ["null", "Null", "NULL"])
+def test_a_null_key_is_read_as_yaml_reads_it(key: str) -> None:
+    assert fm._fast(f"{key}: a\n", 2) is None  # left to the full parser
+    with pytest.raises(FrontMatterError, match="keys must be plain field names"):
+        parse(f"id: a\n{key}: b\n", 2)
+
+
+def test_an_id_with_unicode_space_is_not_kebab_case(tmp_path: Path) -> None:
+    from plankit.agentflow.validate import check_dir
+
+    from .helpers import write_plan
+
+    directory = write_plan(
+        tmp_path / "p",
+        tasks={
+            "01-a.md": "---\nid: a\u3000\n---\n\nX\n",
+            "02-b.md": "---\nid: null\u00a0\n---\n\nY\n",
+        },
+    )
+    _, problems = check_dir(str(directory))
+    assert [(p.rule, Path(p.file).name) for p in problems] == [
+        ("id-format", "01-a.md"),
+        ("id-format", "02-b.md"),
+    ]

@@ -377,13 +377,13 @@ def mcp(ctx: click.Context) -> None:
 
     from plankit.agentflow.mcp_tools import serve
 
+    plane = control(ctx)
     if not os.environ.get("AGENTFLOW_SESSION_ID"):
         click.echo(
             "agentctl mcp: AGENTFLOW_SESSION_ID is not set; every tool will report "
             "session-missing until the server is started with it",
             err=True,
         )
-    plane = control(ctx)
     serve(plane.home, database=plane.database)
 
 

@@ -18,6 +18,10 @@ PLAN_FIELDS = ("title",)
 TASK_FIELDS = ("id", "depends_on", "agent", "subtasks")
 """Fields allowed in the front matter of a task file."""
 
+_BLANKS = " \t"
+"""What is stripped around ids, dependencies and agents: spaces and tabs, as YAML trims
+plain scalars (a no-break space is part of the text, and makes an id invalid)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Issue:
@@ -165,10 +169,10 @@ def _string_list(
                     rule, item.line, f"{name} item {number} must be text, not {_kind(item)}{hint}"
                 )
             )
-        elif item.value is None or not item.value.strip():
+        elif item.value is None or not item.value.strip(_BLANKS):
             issues.append(Issue(rule, item.line, f"{name} item {number} is empty"))
         else:
-            items.append((item.value.strip(), item.line))
+            items.append((item.value.strip(_BLANKS), item.line))
     return items
 
 
@@ -189,12 +193,12 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
         id_line, value = found["id"]
         if not isinstance(value, Scalar):
             issues.append(Issue(rule, id_line, f"id must be text, not {_kind(value)}"))
-        elif value.value is None or not value.value.strip():
+        elif value.value is None or not value.value.strip(_BLANKS):
             issues.append(
                 Issue(rule, id_line, "id is empty; write a kebab-case id such as setup-db")
             )
         else:
-            task_id = value.value.strip()
+            task_id = value.value.strip(_BLANKS)
     elif isinstance(node, Map):
         issues.append(Issue(rule, yaml_line, "id is missing; add id: <kebab-case-id>"))
     depends: list[tuple[str, int]] = []
@@ -213,8 +217,8 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
         line, value = found["agent"]
         if not isinstance(value, Scalar):
             issues.append(Issue(rule, line, f"agent must be text, not {_kind(value)}"))
-        elif value.value is not None and value.value.strip():
-            agent = value.value.strip()
+        elif value.value is not None and value.value.strip(_BLANKS):
+            agent = value.value.strip(_BLANKS)
     subtasks: list[str] = []
     if "subtasks" in found:
         line, value = found["subtasks"]

@@ -186,13 +186,16 @@ _FLOW = re.compile(
     rf"\[[ ]*(?:(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,[ ]*(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)*)?\]"
 )
 _FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
+_NULL_KEYS = frozenset(("null", "Null", "NULL"))
 _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
 
 
 def _scalar(text: str, line: int) -> Scalar:
     if text[:1] in "\"'":
         return Scalar(text[1:-1], line)
-    return Scalar(plain_value(text.rstrip()), line)
+    # YAML trims only spaces and tabs around a plain scalar: "null" followed by a
+    # no-break space is the text "null\u00a0", not null.
+    return Scalar(plain_value(text.rstrip(" \t")), line)
 
 
 def _fast(yaml: str, first_line: int) -> Node | None:
@@ -228,6 +231,8 @@ def _fast(yaml: str, first_line: int) -> Node | None:
         if match is None:
             return None
         key, value = match.group(1), match.group(2)
+        if key in _NULL_KEYS:
+            return None  # a null key: the full parser refuses it as YAML reads it
         if not value:
             pending = (key, line)
         elif value.startswith("["):
