@@ -133,13 +133,19 @@ for i in range({requests}):
 """
 
 
-def test_concurrent_session_starts_read_then_write_without_losing_any(tmp_path: Path) -> None:
-    # start_session reads (is the agent id taken?) then writes: only a transaction that
-    # takes the write lock first (BEGIN IMMEDIATE) keeps this safe under concurrency.
+def test_concurrent_session_starts_read_then_write_without_losing_any(
+    tmp_path: Path, store: str
+) -> None:
+    # start_session reads (is the agent id taken?) then writes: on SQLite only a
+    # transaction that takes the write lock first (BEGIN IMMEDIATE) keeps this safe; on
+    # PostgreSQL the UNIQUE constraint refuses the second insert, reported as
+    # session-exists like the check.
     home = tmp_path / "home"
     start = tmp_path / "go"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTFLOW_")}
     env["AGENTFLOW_HOME"] = str(home)
+    if "AGENTFLOW_DATABASE_URL" in os.environ:
+        env["AGENTFLOW_DATABASE_URL"] = os.environ["AGENTFLOW_DATABASE_URL"]
     ControlPlane(home).sessions()  # create the database first
     code = _STARTER.format(requests=REQUESTS // 2)
     outputs = _race(

@@ -370,3 +370,57 @@ def test_the_log_check_catches_what_it_is_for() -> None:
     ):
         with pytest.raises(AssertionError):
             check_log(bad, deps)
+
+
+# --- several hosts on one PostgreSQL database ------------------------------------------
+
+
+def test_hosts_share_a_postgresql_database(
+    postgres: object, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .conftest import PostgresServer
+
+    assert isinstance(postgres, PostgresServer)
+    url = postgres.new_schema()
+    planner = ControlPlane(home, database=url)
+    sid = _session(planner, {"a": [], "b": ["a"]})
+    # another host: its own AGENTFLOW_HOME, the same database
+    worker = ControlPlane(tmp_path / "other-home", database=url)
+    worker.host = "host-b"
+    got = worker.claim(sid, agent="w-b").task
+    assert got is not None and got.host == "host-b"
+    assert planner.progress(sid)[1][0].holder == "w-b"  # type: ignore[index]
+    worker.done(got.ref, sid, claim=got.claim)
+    with pytest.raises(ControlError) as info:
+        worker.commit(sid)
+    assert info.value.rule == "session-elsewhere"
+    assert "was started on host" in info.value.message
+    # agentctl on the other host, through --database and through the environment
+    from click.testing import CliRunner
+
+    from plankit.agentflow.cli import cli
+
+    monkeypatch.setenv("AGENTFLOW_HOME", str(tmp_path / "third-home"))
+    result = CliRunner().invoke(
+        cli, ["--database", url, "task", "claim", "--session", sid, "--json"]
+    )
+    assert json.loads(result.stdout)["task"]["ref"] == "thread_1/b"
+    monkeypatch.setenv("AGENTFLOW_DATABASE_URL", url)
+    result = CliRunner().invoke(cli, ["plan", "show", "--session", sid, "--json"])
+    assert json.loads(result.stdout)["progress"]["claimed"] == 1
+    assert not (tmp_path / "third-home" / "agentflow.db").exists()
+    planner.close()
+    worker.close()
+
+
+def test_an_unreachable_database_is_a_one_line_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from plankit.agentflow.cli import cli
+
+    url = f"postgresql://agentflow:secret@/agentflow?host={tmp_path}/nowhere"
+    result = CliRunner().invoke(cli, ["--database", url, "session", "list"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("agentctl: cannot connect to the agentflow database ")
+    assert "secret" not in result.stderr and result.stderr.count("\n") == 1
+    assert "AGENTFLOW_DATABASE_URL" in result.stderr

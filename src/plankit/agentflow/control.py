@@ -33,6 +33,11 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from plankit.agentflow import dirs, queries, tracking
+from plankit.agentflow.checks import (
+    check_agent_session_id,
+    clean_topic,
+    session_exists,
+)
 from plankit.agentflow.model import PlanDirError
 from plankit.agentflow.paths import ENV_DATABASE, home_dir, new_id
 from plankit.agentflow.records import (
@@ -48,40 +53,6 @@ from plankit.agentflow.store import BUSY_TIMEOUT, Database, connect, now, transa
 from plankit.agentflow.work import WorkMixin
 
 T = TypeVar("T")
-
-MAX_TOPIC = 100
-"""Longest topic, in characters."""
-
-MAX_AGENT_SESSION_ID = 200
-"""Longest agent session id accepted."""
-
-
-def _one_line(value: str) -> bool:
-    return not any(ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029" for ch in value)
-
-
-def _check_agent_session_id(agent_session_id: str) -> None:
-    if not agent_session_id.strip() or not _one_line(agent_session_id):
-        raise ControlError("session-invalid", "the agent session id must be one non-empty line")
-    if len(agent_session_id) > MAX_AGENT_SESSION_ID:
-        raise ControlError(
-            "session-invalid",
-            f"the agent session id is {len(agent_session_id)} characters; at most "
-            f"{MAX_AGENT_SESSION_ID}",
-        )
-
-
-def _clean_topic(topic: str) -> str:
-    if not _one_line(topic.replace("\t", " ")):
-        raise ControlError("topic-invalid", "the topic must be one line of text")
-    text = " ".join(topic.split())
-    if not text:
-        raise ControlError("topic-invalid", "the topic is empty; describe the session briefly")
-    if len(text) > MAX_TOPIC:
-        raise ControlError(
-            "topic-invalid", f"the topic is {len(text)} characters; keep it to at most {MAX_TOPIC}"
-        )
-    return text
 
 
 class ControlPlane(WorkMixin):
@@ -166,6 +137,16 @@ class ControlPlane(WorkMixin):
         finally:
             lock.release()
 
+    def _local(self, found: Session) -> None:
+        """Refuse to touch the plan directories of a session started on another host."""
+        if self.database is not None and found.host not in (None, self.host):
+            raise ControlError(
+                "session-elsewhere",
+                f"session {found.session_id} was started on host {found.host!r}, where its plan "
+                f"directories are; run plan commands there (this is {self.host!r}); tasks can be "
+                "claimed from any host",
+            )
+
     def _find(self, conn: Database, session: str | None, *, live: bool = False) -> Session:
         found = queries.find_session(
             conn, session, self.home if self.database is None else conn.where
@@ -183,7 +164,7 @@ class ControlPlane(WorkMixin):
     def start_session(self, agent_session_id: str | None = None) -> RuntimeContext:
         """Create a session and its current thread directory; its runtime context."""
         if agent_session_id is not None:
-            _check_agent_session_id(agent_session_id)
+            check_agent_session_id(agent_session_id)
         session = Session(new_id(), agent_session_id, None, now(), host=self.host)
         plan_dir: str | None = None
         with self._db() as conn:
@@ -203,20 +184,20 @@ class ControlPlane(WorkMixin):
                             "agent session id must not name another session",
                         )
                     if taken is not None:
-                        raise ControlError(
-                            "session-exists",
-                            f"agent session {agent_session_id!r} already has agentflow session "
-                            f"{taken}; resume it with `agentctl session context --session "
-                            f"{taken}`",
-                        )
+                        raise session_exists(agent_session_id, taken)
                     queries.insert_session(conn, session)
                     path = os.path.join(self.plans_root, session.session_id)
                     current = queries.insert_thread(
                         conn, session.session_id, True, path, session.created_at
                     )
                     plan_dir = dirs.allocate(self.plans_root, session.session_id)
-            except BaseException:
+            except BaseException as exc:
                 dirs.discard(plan_dir)
+                if agent_session_id is not None and conn.is_unique_violation(exc):
+                    # Another host started it between our check and our insert.
+                    taken = queries.session_of_agent(conn, agent_session_id)
+                    if taken is not None:
+                        raise session_exists(agent_session_id, taken) from None
                 raise
         return RuntimeContext(session, self.home, current, ())
 
@@ -253,7 +234,9 @@ class ControlPlane(WorkMixin):
 
     def plan_dir(self, session: str | None = None) -> Thread:
         """The current thread and its plan directory (recreated if it was deleted)."""
-        thread = self.context(session, live=True).current
+        context = self.context(session, live=True)
+        self._local(context.session)
+        thread = context.current
         dirs.check(self.plans_root, thread)
         dirs.ensure(thread.plan_dir)
         return thread
@@ -268,6 +251,7 @@ class ControlPlane(WorkMixin):
         plan_dir: str | None = None
         with self._db() as conn:
             found = self._find(conn, session, live=True)
+            self._local(found)
             try:
                 with transaction(conn):
                     path = os.path.join(self.plans_root, name)
@@ -287,6 +271,7 @@ class ControlPlane(WorkMixin):
         """
         with self._db() as conn:
             found = self._find(conn, session, live=True)
+            self._local(found)
             with self._locked(found.session_id):
                 thread = queries.find_thread(conn, found.session_id, thread_id)
                 if thread.current:
@@ -319,14 +304,16 @@ class ControlPlane(WorkMixin):
 
         Returns the thread and the number of files removed.
         """
-        current = self.context(session, live=True).current
+        context = self.context(session, live=True)
+        self._local(context.session)
+        current = context.current
         with self._locked(current.session_id):
             dirs.check(self.plans_root, current)
             return current, dirs.clear(current.plan_dir)
 
     def set_topic(self, topic: str, session: str | None = None) -> Session:
         """Set what the session is about (one line, at most :data:`MAX_TOPIC` characters)."""
-        text = _clean_topic(topic)
+        text = clean_topic(topic)
         with self._db() as conn:
             found = self._find(conn, session, live=True)
             with transaction(conn):
@@ -345,6 +332,7 @@ class ControlPlane(WorkMixin):
 
         with self._db() as conn:
             found = self._find(conn, session, live=True)
+            self._local(found)
             with self._locked(found.session_id):
                 threads = queries.active_threads(conn, found.session_id)
                 for thread in threads:
