@@ -193,6 +193,9 @@ def test_whole_session_with_the_scripted_model(tmp_path: Path, project: Path) ->
     assert out.stdout.strip() == str(t1 / "plan.md")
     assert (t1 / "plan.md").read_text() == plan(READ_APP, "Read the app")
     assert (t1 / "answer.md").read_text().startswith("Here is my plan:")
+    answer = f".teddy/{session.name}/01/answer.md"
+    assert f"teddy: {answer}:1: dropped the text before the plan's title (line 1)" in out.stderr
+    assert f"teddy: {answer}:3: dropped the ```markdown fence wrapped around" in out.stderr
     assert (t1 / "message.md").read_text() == "Fix the off-by-one\n"
     [first] = script.requests()
     assert first["system"] == (t1 / "system_prompt.xml").read_text().rstrip("\n")  # llm trims it

@@ -669,3 +669,57 @@ def test_script_bad_input(tmp_path: Path) -> None:
     (tmp_path / "bin.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     assert "not UTF-8" in one_line_error(teddy(str(tmp_path / "bin.md")))
     assert (tmp_path / "bin.md").read_bytes() == b"\x89PNG\r\n\x1a\n\x00\x00"
+
+
+# --- a model's answer on the command line ----------------------------------------------
+
+CHAT_COPY = "34-chat-copy-preamble-wrapper-remarks"
+
+
+def test_dash_makes_a_chat_copy_a_plan() -> None:
+    result = invoke("-", stdin=raw(CHAT_COPY, "broken"))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout_bytes == raw(CHAT_COPY, "expected")
+    assert result.stderr.splitlines() == [
+        "<stdin>:1: dropped the text before the plan's title (line 1): 'Here is the plan:'",
+        "<stdin>:3: dropped the ```markdown fence wrapped around the plan (closed at line 42)",
+        "<stdin>:44: dropped the text after the plan's fence (line 44): 'Let me know if you "
+        "want any changes!'",
+    ]
+    assert invoke("--check", "-", stdin=raw(CHAT_COPY, "broken")).exit_code == 1
+    assert invoke("--check", "-", stdin=raw(CHAT_COPY, "expected")).exit_code == 0
+
+
+def test_json_lists_each_change_with_its_kind() -> None:
+    import json
+
+    result = invoke("--json", "-", stdin=raw(CHAT_COPY, "broken"))
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert out["changed"] is True
+    assert out["text"] == load(CHAT_COPY, "expected")
+    assert [(c["line"], c["kind"]) for c in out["changes"]] == [
+        (1, "preamble"),
+        (3, "wrapper"),
+        (44, "remarks"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", [CHAT_COPY, "36-unclosed-block-before-an-action-with-its-own-block"]
+)
+def test_parse_says_when_preprocess_makes_the_plan_valid(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "plan.md"
+    path.write_bytes(raw(name, "broken"))
+    result = CliRunner().invoke(teddy_cli.cli, ["parse", str(path)])
+    assert result.exit_code == 1
+    count = len(answer_to_plan(load(name, "broken")).changes)
+    assert result.stderr.splitlines()[-1] == (
+        f"{path}: `teddy preprocess {path}` makes it a valid plan "
+        f"({count} change{'s' * (count != 1)})"
+    )
+    # a plan invalid for other reasons gets no such hint
+    path.write_text(load(name, "expected").replace("### `CHAT_WITH_USER`", "### `DEPLOY`"))
+    result = CliRunner().invoke(teddy_cli.cli, ["parse", str(path)])
+    assert result.exit_code == 1
+    assert "teddy preprocess" not in result.stderr

@@ -68,10 +68,9 @@ def plan_and_report(
         )
     else:
         click.echo(planned.plan_path)
-    if planned.unwrapped:
-        click.echo("teddy: text around the plan was dropped (answer.md keeps the answer)", err=True)
-    if planned.repaired:
-        click.echo(f"teddy: {planned.repaired} ambiguous fence(s) repaired", err=True)
+    answer = planned.turn.rel("answer.md")
+    for change in planned.changes:  # lines in answer.md, which keeps the answer as it came
+        click.echo(f"teddy: {answer}:{change.line}: {change.message}", err=True)
     if planned.plan is None:
         click.echo(
             f"teddy: warning: plan.md does not parse ({planned.problems[0]}); "
