@@ -70,6 +70,7 @@ def test_a_malformed_plan_shows_its_errors_never_a_500(project: Path) -> None:
     assert teddy["turns"][1]["errors"] and teddy["turns"][1]["errors"][0]["code"]
     flow = api.get("/api/plans/agentflow:plans/auth").json()
     assert flow["plan"] is None and flow["errors"]
+    assert {e["file"] for e in flow["errors"]} == {"plans/auth/tasks/02-implement-service.md"}
 
 
 @pytest.mark.parametrize(
@@ -281,3 +282,32 @@ def test_an_acp_run_for_the_board_is_shown(tmp_path: Path) -> None:
         "READ src/greetings.py: The module to change.",
         "READ README.md: How the tests are run.",
     ]
+
+
+def test_workbooks_with_a_plan_cell_are_checklists(tmp_path: Path) -> None:
+    import openpyxl
+
+    project = tmp_path / "proj"
+    project.mkdir()
+
+    def checklist(*args: str) -> None:
+        command = [BIN / "plankit", "checklist", *args, "--store", "plan.xlsx"]
+        done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    checklist("init")
+    sheet = openpyxl.Workbook()
+    sheet.active["A1"] = "numbers, no plan"
+    sheet.save(project / "data.xlsx")
+    before = sorted(p.name for p in project.iterdir())
+    catalog = Catalog(project)
+    [plan] = catalog.plans()
+    assert plan["id"] == "checklist:plan.xlsx" and plan["progress"] == {"done": 0, "total": 6}
+    checklist("done", "1.1")
+    [event] = catalog.changed([project / "plan.xlsx"])
+    assert event["type"] == "changed" and event["plan"]["progress"]["done"] == 1
+    ref = catalog.find("checklist:plan.xlsx")
+    assert ref is not None
+    detail = catalog.detail(ref)
+    assert detail is not None and detail["plan"]["phases"][0]["tasks"][0]["status"] == "done"
+    assert sorted(p.name for p in project.iterdir()) == before  # the board wrote nothing

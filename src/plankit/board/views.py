@@ -361,12 +361,13 @@ def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
 
 
 def _xlsx_plan(path: Path) -> str | None:
-    """The plan cell of a workbook (the default cell), or None when it holds none."""
+    """The text of a workbook's plan cell (the default cell), or None when it holds
+    none.  Reading takes no lock and writes nothing."""
     try:
-        from plankit.checklist.manager import PlanManager
+        from plankit.checklist.manager import DEFAULT_CELL
         from plankit.checklist.stores import open_store
 
-        text = PlanManager(open_store(str(path))).get_plan()
+        text = open_store(str(path)).get_cell(DEFAULT_CELL)
     except Exception:  # a workbook that is not a checklist, or not readable: not listed
         return None
     return text if isinstance(text, str) and text.strip() else None
@@ -434,6 +435,11 @@ def _agentflow_detail(path: Path, rel: str) -> dict[str, Any]:
     except Exception as exc:  # the board shows a broken plan, never a 500
         return {"errors": [_error("unreadable", str(exc), rel)], "plan": None, "graph": None}
     errors = [p.to_json() for p in problems]
+    where = str(path)
+    for error in errors:  # files named from the root, as everywhere on the board
+        file = error.get("file")
+        if isinstance(file, str) and (file == where or file.startswith(where + os.sep)):
+            error["file"] = rel + file[len(where) :].replace(os.sep, "/")
     if plan is None:
         return {"errors": errors, "plan": None, "graph": None}
     data = plan.to_dict()
