@@ -253,7 +253,7 @@ def test_the_agentflow_graph_renders(page: Page, project: Path) -> None:
     graph = page.locator("#detail svg.graph")
     nodes = graph.locator("g[data-task]")
     expect(nodes).to_have_count(3, timeout=WAIT)
-    expect(graph.locator("line")).to_have_count(2)
+    expect(graph.locator("path.edge")).to_have_count(2)
     names = [nodes.nth(i).get_attribute("data-task") for i in range(3)]
     assert names == ["create-schema", "implement-service", "wire-handler"]
     box = graph.bounding_box()
@@ -263,8 +263,10 @@ def test_the_agentflow_graph_renders(page: Page, project: Path) -> None:
         assert node is not None and node["width"] > 50
     xs = [nodes.nth(i).bounding_box()["x"] for i in range(3)]  # type: ignore[index]
     assert xs == sorted(xs) and len(set(xs)) == 3
-    critical = graph.locator('line[stroke="#c23b2e"]')
+    critical = graph.locator("path.edge.critical")
     expect(critical).to_have_count(2)
+    edge = graph.locator('path.edge[data-from="create-schema"]').bounding_box()
+    assert edge is not None and edge["width"] > 20  # drawn between the two boxes
 
     mark_unreloaded(page)  # task states where tracked, live
     (project / "plans" / "auth" / "state.json").write_text(

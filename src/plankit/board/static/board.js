@@ -45,6 +45,17 @@ function bar(progress) {
   return el("div", { class: "bar", title: `${progress.done}/${progress.total}` }, fill);
 }
 
+// "11:59" today, "2026-11-20" before (the whole time in the tooltip)
+function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const today = new Date().toDateString() === date.toDateString();
+  const pad = (n) => String(n).padStart(2, "0");
+  return today ? `${pad(date.getHours())}:${pad(date.getMinutes())}`
+    : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
 function renderList() {
   const nav = document.getElementById("list");
   nav.replaceChildren();
@@ -60,7 +71,7 @@ function renderList() {
         el("div", { class: "meta" },
           el("span", { text: `${plan.progress.done}/${plan.progress.total}` }),
           el("span", { text: plan.status || "" }),
-          el("span", { text: plan.updated || "" })));
+          el("span", { title: plan.updated || "", text: when(plan.updated) })));
       card.addEventListener("click", () => openPlan(plan.id));
       nav.append(card);
     }
@@ -152,7 +163,7 @@ function checklistView(plan) {
 
 function graphView(graph) {
   const ns = "http://www.w3.org/2000/svg";
-  const W = 170, H = 44, GX = 60, GY = 16;
+  const W = 150, H = 44, GX = 44, GY = 16;
   const cols = Math.max(1, ...graph.nodes.map((n) => n.x + 1));
   const rows = Math.max(1, ...graph.nodes.map((n) => n.y + 1));
   const svg = document.createElementNS(ns, "svg");
@@ -160,15 +171,24 @@ function graphView(graph) {
   svg.setAttribute("width", cols * (W + GX) + GX);
   svg.setAttribute("height", rows * (H + GY) + GY);
   const at = new Map(graph.nodes.map((n) => [n.id, { x: GX / 2 + n.x * (W + GX), y: GY + n.y * (H + GY) }]));
+  const column = new Map(graph.nodes.map((n) => [n.id, n.x]));
   for (const e of graph.edges) {
     const a = at.get(e.from), b = at.get(e.to);
     if (!a || !b) continue;
-    const line = document.createElementNS(ns, "line");
-    line.setAttribute("x1", a.x + W); line.setAttribute("y1", a.y + H / 2);
-    line.setAttribute("x2", b.x); line.setAttribute("y2", b.y + H / 2);
-    line.setAttribute("stroke", e.critical ? "#c23b2e" : "#9a9a94");
-    line.setAttribute("stroke-width", e.critical ? "2.5" : "1.2");
-    svg.append(line);
+    const sx = a.x + W, sy = a.y + H / 2, tx = b.x, ty = b.y + H / 2;
+    let d = `M ${sx} ${sy} L ${tx} ${ty}`;
+    if (column.get(e.to) - column.get(e.from) > 1) {
+      // past the next column: along the gap above the higher of the two rows, so the
+      // edge never runs through a task's box
+      const gy = Math.min(a.y, b.y) - GY / 2, q = GX / 2;
+      d = `M ${sx} ${sy} C ${sx + q} ${sy} ${sx + q} ${gy} ${sx + GX} ${gy} L ${tx - GX} ${gy} C ${tx - q} ${gy} ${tx - q} ${ty} ${tx} ${ty}`;
+    }
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("d", d);
+    path.setAttribute("class", e.critical ? "edge critical" : "edge");
+    path.setAttribute("data-from", e.from);
+    path.setAttribute("data-to", e.to);
+    svg.append(path);
   }
   const fill = { done: "#e6f4e9", claimed: "#fff1d6", in_progress: "#fff1d6", failed: "#fdecea", ready: "#e4ecfa" };
   for (const n of graph.nodes) {
@@ -181,11 +201,13 @@ function graphView(graph) {
     rect.setAttribute("stroke", graph.critical_path.includes(n.id) ? "#c23b2e" : "#9a9a94");
     const label = document.createElementNS(ns, "text");
     label.setAttribute("x", p.x + 8); label.setAttribute("y", p.y + 18);
-    label.textContent = n.id.length > 24 ? n.id.slice(0, 23) + "…" : n.id;
+    label.textContent = n.id.length > 21 ? n.id.slice(0, 20) + "…" : n.id;
+    const tip = document.createElementNS(ns, "title");
+    tip.textContent = `${n.id}: ${n.state}`;
     const state = document.createElementNS(ns, "text");
     state.setAttribute("x", p.x + 8); state.setAttribute("y", p.y + 34); state.setAttribute("fill", "#6b6b66");
     state.textContent = n.state;
-    g.append(rect, label, state);
+    g.append(tip, rect, label, state);
     svg.append(g);
   }
   return svg;
@@ -196,7 +218,7 @@ function agentflowView(plan) {
   if (!plan.plan) return out;
   const states = new Map(plan.graph.nodes.map((n) => [n.id, n.state]));
   out.push(el("p", { class: "muted", text: `${plan.plan.tasks.length} tasks in ${plan.plan.waves.length} waves; critical path: ${plan.graph.critical_path.join(" → ")}` }));
-  out.push(graphView(plan.graph));
+  out.push(el("div", { class: "graphbox" }, graphView(plan.graph)));
   if (plan.plan.body && plan.plan.body.trim()) out.push(el("details", {}, el("summary", { text: "The plan" }), el("pre", { text: plan.plan.body.trim() })));
   out.push(el("ul", { class: "tasks" }, ...plan.plan.tasks.map((t) => {
     const state = states.get(t.id) || "pending";
