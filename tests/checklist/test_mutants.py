@@ -256,3 +256,14 @@ def test_open_questions_leave_out_only_placeholders_and_answered_ones() -> None:
         "Should dates be ISO?",
         "Keep the old tab]",
     ]
+
+
+def test_updating_a_step_two_tasks_share_names_the_step_and_changes_nothing() -> None:
+    text = ONE_PHASE + "- [ ] 1.1 First\n- [ ] 1.1 Second\n"
+    with pytest.raises(InputError) as caught:
+        update_task_status(text, "1.1", "done", today=TODAY)
+    assert str(caught.value).startswith(
+        "step '1.1' is ambiguous: the tasks on lines 7 and 8 all have that number; "
+        "nothing was changed."
+    )
+    assert caught.value.code == "ambiguous-step"
