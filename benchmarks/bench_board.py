@@ -1,0 +1,310 @@
+"""Benchmark: ``plankit board`` on a large project.
+
+A generated project holds 100 TeDDy sessions of 20 turns (each turn a plan, a report
+and a meta.yaml, the last turn awaiting execution), 50 PLAN.md checklists and 20
+agentflow plan directories of 100 tasks (with a ``state.json`` of task states), beside
+500 source files.  ``plankit board --port 0 --no-open`` runs over it as a subprocess,
+as a user starts it:
+
+* ``/api/plans`` cold: the first request to a board just started (discovery, every
+  summary, the imports the first summary needs), a new board each round, ÷ 1 s
+  (target: at most 1);
+* ``/api/plans`` warm: the same request again on a board that has answered it
+  (summaries are cached against each plan's file signature), the median of 10
+  requests, ÷ 50 ms (target: at most 1), and warm ÷ cold (target: at most 0.05, the
+  ratio of the two targets);
+* from a change on disk to the event reaching a client of ``/api/events``: a step of
+  a checklist marked done, a task state of an agentflow plan changed, a report
+  written in a TeDDy session, in turn; the 95th percentile ÷ 1 s (target: at most 1).
+
+The files' pages are in the cache when timing starts (the generator has just written
+them, and a first board has read them): "cold" is a board that has read nothing yet,
+not a disk that has.  ``--rounds N`` sets the rounds (default 5; the latency takes
+``12 × N`` changes).  Prints the figures and the ratios; exits 0.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import queue
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from _bench import Result, log, report, require, rounds_from_argv
+from bench_agentflow import generate as generate_agentflow
+from plans import generate_plan
+
+BIN = Path(sys.executable).parent
+SESSIONS, TURNS, CHECKLISTS, FLOWS, TASKS, SOURCES = 100, 20, 50, 20, 100, 500
+PLANS = SESSIONS + CHECKLISTS + FLOWS
+SHAPE = f"{SESSIONS}×{TURNS} turns, {CHECKLISTS} checklists, {FLOWS}×{TASKS} tasks"
+WAIT = 60.0
+"""Seconds before the benchmark gives up on a board that does not answer."""
+
+
+def _report(title: str, turn: int, rng: random.Random) -> str:
+    actions = []
+    for n in range(1, rng.randint(3, 8)):
+        kind = rng.choice(["CREATE", "EDIT", "READ", "EXECUTE"])
+        outcome = "Failure 🔴" if rng.random() < 0.05 else "Success 🟢"
+        actions.append(
+            f"### {n}. `{kind}` src/mod_{turn}_{n}.py\n- **Status:** Approved ✅\n"
+            f"- **Execution:** {outcome}\n- **Duration:** {rng.randint(1, 900)} ms\n\n"
+        )
+    return (
+        f"# Execution Report: {title}\n- **Overall Status:** Completed 🟢\n"
+        f"- **Actions:** {len(actions)} total\n\n## 4. Action Log\n\n" + "".join(actions)
+    )
+
+
+def _checklist(i: int, rng: random.Random) -> str:
+    lines = [f"# Plan: Workstream {i}", "", f"Goal: deliver part {i} of the release", ""]
+    marks = ["[x]", "[x]", "[/]", "[ ]", "[ ]", "[>]", "[!]"]
+    for phase in range(1, 6):
+        lines.append(f"### Phase {phase}: Stage {phase}")
+        for step in range(1, 9):
+            mark = rng.choice(marks)
+            note = " — waiting for a review" if mark in ("[>]", "[!]") else ""
+            lines.append(f"- {mark} {phase}.{step} Update Sheet{phase}!A{step}:F{step * 40}{note}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def generate(root: Path, seed: int = 11) -> None:
+    """The project (see the module documentation)."""
+    rng = random.Random(seed)
+    plan_texts = [generate_plan(6_000, actions=6, seed=s, invoke=False) for s in range(40)]
+    for s in range(SESSIONS):
+        session = root / ".teddy" / f"20260101-session-{s:03d}"
+        for t in range(1, TURNS + 1):
+            turn = session / f"{t:02d}"
+            turn.mkdir(parents=True)
+            text = plan_texts[(s * TURNS + t) % len(plan_texts)]
+            (turn / "plan.md").write_text(text, encoding="utf-8")
+            (turn / "meta.yaml").write_text(
+                f'turn_id: "{t:02d}"\nagent: "Developer"\nmodel: "gpt-bench"\n'
+                f"input_tokens: {rng.randint(1_000, 90_000)}\noutput_tokens: 1200\n",
+                encoding="utf-8",
+            )
+            if t < TURNS:
+                title = text.splitlines()[0].lstrip("# ")
+                (turn / "report.md").write_text(_report(title, t, rng), encoding="utf-8")
+    for i in range(CHECKLISTS):
+        where = root / "work" / f"stream-{i:02d}"
+        where.mkdir(parents=True)
+        name = "PLAN.md" if i % 2 else f"stream-{i:02d}.plan.md"
+        (where / name).write_text(_checklist(i, rng), encoding="utf-8")
+    for f in range(FLOWS):
+        flow = root / "plans" / f"flow-{f:02d}"
+        generate_agentflow(flow, TASKS, seed=f)
+        states = {f"task-{k}": rng.choice(["done", "claimed", "pending"]) for k in range(TASKS)}
+        (flow / "state.json").write_text(json.dumps(states), encoding="utf-8")
+    for n in range(SOURCES):
+        src = root / "src" / f"pkg{n % 25:02d}"
+        src.mkdir(parents=True, exist_ok=True)
+        (src / f"mod_{n}.py").write_text(f"VALUE = {n}\n" * 40, encoding="utf-8")
+
+
+class Board:
+    """``plankit board`` over the project, in a subprocess."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(
+            [BIN / "plankit", "board", str(root), "--port", "0", "--no-open"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        url = self.proc.stdout.readline().strip()
+        require(url.startswith("http://127.0.0.1:"), f"the board printed {url!r}")
+        self.port = int(url.rsplit(":", 1)[1].strip("/"))
+        deadline = time.monotonic() + WAIT
+        while self.status("/static/board.css") != 200:  # serving, no plan read yet
+            require(time.monotonic() < deadline, "the board never answered")
+            time.sleep(0.02)
+
+    def status(self, path: str) -> int:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            return response.status
+        except OSError:
+            return 0
+
+    def timed_get(self, connection: http.client.HTTPConnection, path: str) -> tuple[float, bytes]:
+        started = time.perf_counter()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        body = response.read()
+        elapsed = time.perf_counter() - started
+        require(response.status == 200, f"GET {path}: {response.status}")
+        return elapsed, body
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def list_times(root: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Cold and warm times of ``/api/plans``, a new board each round."""
+    cold: list[float] = []
+    warm: list[float] = []
+    for _ in range(rounds):
+        board = Board(root)
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", board.port, timeout=WAIT)
+            elapsed, body = board.timed_get(connection, "/api/plans")
+            found = json.loads(body)["plans"]
+            require(len(found) == PLANS, f"{len(found)} plans listed, not {PLANS}")
+            cold.append(elapsed)
+            for _ in range(10):
+                warm.append(board.timed_get(connection, "/api/plans")[0])
+            connection.close()
+        finally:
+            board.stop()
+    return cold, warm
+
+
+class Listener:
+    """A client of ``/api/events``: every event with the time it arrived."""
+
+    def __init__(self, port: int) -> None:
+        self.events: queue.Queue[tuple[float, dict[str, object]]] = queue.Queue()
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        self.connection.request("GET", "/api/events")
+        self.response = self.connection.getresponse()
+        require(self.response.status == 200, "the event stream refused")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self.response:
+                line = raw.decode("utf-8").rstrip("\n")
+                if line.startswith("data: "):
+                    self.events.put((time.perf_counter(), json.loads(line[6:])))
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            return  # the stream was closed (http.client drops its file: AttributeError)
+
+    def wait_for(self, plan_id: str, since: float) -> float:
+        """Seconds from ``since`` to the first event about ``plan_id``."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            left = deadline - time.monotonic()
+            require(left > 0, f"no event for {plan_id}")
+            arrived, event = self.events.get(timeout=left)
+            plan = event.get("plan")
+            if isinstance(plan, dict) and plan.get("id") == plan_id:
+                return arrived - since
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def _variants(root: Path) -> list[tuple[str, str, Path, tuple[str, str]]]:
+    """(kind, plan id, file, two texts) of the files the latency rounds rewrite, in
+    turn: each write puts the other text, so every write is a change."""
+    checklist = root / "work" / "stream-07" / "PLAN.md"
+    text = checklist.read_text(encoding="utf-8")
+    first = next(line for line in text.splitlines() if " 1.1 " in line)
+    flipped = first.replace(first[2:5], "[ ]" if first[2:5] == "[x]" else "[x]")
+    states_file = root / "plans" / "flow-03" / "state.json"
+    states = json.loads(states_file.read_text(encoding="utf-8"))
+    other = dict(states, **{"task-0": "claimed" if states["task-0"] == "done" else "done"})
+    report_file = root / ".teddy" / "20260101-session-042" / "20" / "report.md"
+    rng = random.Random(5)
+    return [
+        ("checklist", "checklist:work/stream-07/PLAN.md", checklist,
+         (text, text.replace(first, flipped, 1))),
+        ("agentflow", "agentflow:plans/flow-03", states_file,
+         (json.dumps(states), json.dumps(other))),
+        ("teddy", "teddy:.teddy/20260101-session-042", report_file,
+         (_report("The last turn", 20, rng), _report("The last turn", 20, rng))),
+    ]  # fmt: skip
+
+
+def latencies(root: Path, count: int) -> dict[str, list[float]]:
+    """Change-to-event latencies by kind, over ``count`` changes."""
+    board = Board(root)
+    by_kind: dict[str, list[float]] = {"checklist": [], "agentflow": [], "teddy": []}
+    try:
+        board.timed_get(http.client.HTTPConnection("127.0.0.1", board.port), "/api/plans")
+        listener = Listener(board.port)
+        hello = listener.events.get(timeout=WAIT)[1]
+        require(hello.get("type") == "hello", f"the stream began with {hello}")
+        variants = _variants(root)
+        for n in range(count):
+            kind, plan_id, path, texts = variants[n % len(variants)]
+            started = time.perf_counter()
+            path.write_text(texts[(n // len(variants) + 1) % 2], encoding="utf-8")
+            by_kind[kind].append(listener.wait_for(plan_id, started))
+        listener.close()
+    finally:
+        board.stop()
+    return by_kind
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
+
+
+def measure(rounds: int = 5) -> list[Result]:
+    """The cold and warm list, and the change-to-event latency."""
+    root = Path(tempfile.mkdtemp(prefix="bench-board-"))
+    try:
+        log(f"board: generating a project of {SHAPE} …")
+        generate(root / "project")
+        project = root / "project"
+        list_times(project, 1)  # the page cache and the interpreter's files, not timed
+        log(f"board: /api/plans cold and warm, {rounds} rounds …")
+        cold, warm = list_times(project, rounds)
+        log(f"board: change to event, {12 * rounds} changes …")
+        lat = latencies(project, 12 * rounds)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    cold_s, warm_s = statistics.median(cold), statistics.median(warm)
+    every = [v for values in lat.values() for v in values]
+    print(f"board on {PLANS} plans ({SHAPE})")
+    print(f"  /api/plans cold: {cold_s * 1e3:7.1f} ms   (median of {len(cold)}; target <= 1 s)")
+    print(f"  /api/plans warm: {warm_s * 1e3:7.1f} ms   (median of {len(warm)}; target <= 50 ms)")
+    for kind, values in lat.items():
+        print(
+            f"  change to event, {kind:9}: median {statistics.median(values) * 1e3:6.1f} ms, "
+            f"max {max(values) * 1e3:6.1f} ms ({len(values)} changes)"
+        )
+    print(f"  change to event, all: p95 {p95(every) * 1e3:6.1f} ms (target <= 1 s)")
+    return [
+        Result("board /api/plans cold ÷ 1 s", cold_s, 1.0, f"{cold_s * 1e3:.0f} ms, {PLANS} plans"),
+        Result("board /api/plans warm ÷ 50 ms", warm_s / 0.05, 1.0, f"{warm_s * 1e3:.1f} ms"),
+        Result(
+            "board /api/plans warm ÷ cold",
+            warm_s / cold_s,
+            0.05,
+            f"{warm_s * 1e3:.1f} ms ÷ {cold_s * 1e3:.0f} ms",
+        ),
+        Result(
+            "board change on disk to event, p95 ÷ 1 s",
+            p95(every),
+            1.0,
+            f"{p95(every) * 1e3:.0f} ms over {len(every)} changes",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(report(measure(rounds_from_argv(5))))
