@@ -25,6 +25,7 @@ BENCHMARKS = [
     ("bench_checkpoint", 7, 3),
     ("bench_context", 31, 31),
     ("bench_checklist", 25, 10),
+    ("bench_xlsx", 3, 1),
     ("bench_agentflow", 5, 3),
     ("bench_acp", 15, 5),
     ("bench_board", 5, 2),

@@ -96,9 +96,8 @@ def set_status(
     line = found.structure.targets.get(step)
     if line is None:
         return markdown, None
-    lines = found.structure.step_lines(step)
-    if len(lines) > 1:
-        raise AmbiguousStepError(step, lines)
+    if step in found.structure.ambiguous:
+        raise AmbiguousStepError(step, found.structure.step_lines(step))
     start, end = _task_line(markdown, found, line, step)
     old_line = markdown[start:end]
     new_line = _new_line(old_line, wanted, annotation, today)

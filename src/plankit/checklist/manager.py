@@ -239,9 +239,8 @@ class PlanManager:
             slot = found.phase_steps.get(step)
             if slot is None:
                 raise UnknownStepError(step, found.steps)
-            lines = found.step_lines(step)
-            if len(lines) > 1:
-                raise AmbiguousStepError(step, lines)
+            if step in found.ambiguous:
+                raise AmbiguousStepError(step, found.step_lines(step))
             updated, line_text = set_status(text, step, status, annotation, today=self._today())
             if updated != text:
                 self._check_size(updated)

@@ -14,6 +14,7 @@ update does not change it (see :mod:`plankit.checklist.locate`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -86,6 +87,9 @@ class Structure:
     """Offset of the start of each line in the text the structure was read from."""
     loose: tuple[tuple[int, str], ...] = ()
     """(line, step) of the task lines outside any phase and section."""
+    ambiguous: frozenset[str] = frozenset()
+    """Steps an update cannot tell apart: more than one phase task has them (or, for a
+    step no phase has, more than one task line outside phases)."""
 
     @property
     def is_plan(self) -> bool:
@@ -237,6 +241,11 @@ class _Walk:
                 phase_steps.setdefault(step, (line, phase.number))
         for line, step in self.loose:
             targets.setdefault(step, line)
+        counts = Counter(step for phase in self.phases for _, step in phase.tasks)
+        loose = Counter(step for _, step in self.loose if step not in counts)
+        ambiguous = frozenset(
+            [s for s, n in counts.items() if n > 1] + [s for s, n in loose.items() if n > 1]
+        )
         return Structure(
             title=self.title or "",
             goal=self.goal or "",
@@ -249,6 +258,7 @@ class _Walk:
             phase_steps=phase_steps,
             line_starts=line_starts,
             loose=tuple(self.loose),
+            ambiguous=ambiguous,
         )
 
 

@@ -1,23 +1,27 @@
-"""A plan kept in a real ``.xlsx`` workbook, through openpyxl.
+"""A plan kept in a real ``.xlsx`` workbook, the user's own included.
 
-Every call (or every :meth:`XlsxWorkbook.transaction`) takes the workbook's
-cross-process lock, reads the file afresh, and, when something changed, writes the
-whole workbook atomically (:func:`plankit.textio.write_bytes_atomic`: a temporary
-file in the same folder, flushed to disk, renamed over the original).  Two processes
-updating the same plan therefore never lose each other's changes, and a crash leaves
-the old workbook or the new one, never half of one.
+Only the plan sheet's part of the workbook is ever rewritten
+(:mod:`plankit.checklist.stores.xlsx_package`): the other sheets, their cached formula
+values, charts, pivot tables, defined names, styles and macros are copied byte for
+byte, and an update costs the plan sheet, not the workbook.  A new file is made with
+openpyxl (one sheet), then changed the same way.
 
-The file is created on the first write.  Text is stored with the escapes Excel uses
-(``_x000D_`` for a carriage return), so a CRLF plan reads back byte for byte in
-Excel, LibreOffice, calamine and here.
+Every write (a :meth:`XlsxWorkbook.transaction`) takes the workbook's cross-process
+lock, reads the file afresh and, when something changed, writes the new package
+atomically (:func:`plankit.textio.write_bytes_atomic`: a temporary file in the same
+folder, flushed to disk, renamed over the original).  Two processes updating the same
+plan therefore never lose each other's changes, and a crash leaves the old workbook or
+the new one, never half of one.  Reads take no lock: they see the old file or the new.
+
+Text is stored as inline strings with the escapes Excel uses (``_x000D_`` for a
+carriage return), so a CRLF plan reads back byte for byte in Excel, LibreOffice,
+calamine and here.  Sheet names follow Excel's rules (31 characters, no ``[]:*?/\\``,
+not ``History``, unique in any case).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
-from typing import TYPE_CHECKING
 
 from plankit.checklist.errors import StoreError
 from plankit.checklist.refs import parse_ref
@@ -28,99 +32,71 @@ from plankit.checklist.stores.files import (
     check_writable,
     write_error,
 )
-
-if TYPE_CHECKING:
-    from openpyxl.workbook.workbook import Workbook  # type: ignore[import-untyped]
-
-_ESCAPE_RE = re.compile(r"_(?=x[0-9A-Fa-f]{4}_)|[\x00-\x08\x0b-\x1f]")
-_UNESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")
-
-
-def _escape(text: str) -> str:
-    """Text as stored in the file: control characters and literal ``_xHHHH_`` escaped."""
-    if "_" not in text and text.isprintable():
-        return text
-    return _ESCAPE_RE.sub(
-        lambda m: "_x005F_" if m.group() == "_" else f"_x{ord(m.group()):04X}_", text
-    )
-
-
-def _unescape(text: str) -> str:
-    if "_x" not in text:
-        return text
-    return _UNESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), text)
-
-
-def _cell_text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return _unescape(value)
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
-        return value.isoformat()
-    return str(value)
+from plankit.checklist.stores.xlsx_package import Package, check_sheet_name
 
 
 class _Session:
-    """One locked visit to the workbook: loaded on first use, saved on commit."""
+    """One visit to the workbook: read on first use, written on commit if changed."""
 
     def __init__(self, store: XlsxWorkbook) -> None:
         self.store = store
-        self._wb: Workbook | None = None
+        self._package: Package | None = None
         self._loaded = False
-        self.dirty = False
+        self.created = False
 
-    def _workbook(self) -> Workbook | None:
+    def package(self) -> Package | None:
         if not self._loaded:
-            self._wb = self.store._load()
+            data = self.store._read()
+            self._package = Package(data, self.store.path) if data is not None else None
             self._loaded = True
-        return self._wb
+        return self._package
 
     def list_sheets(self) -> list[str]:
-        wb = self._workbook()
-        return [] if wb is None else list(wb.sheetnames)
+        package = self.package()
+        return [] if package is None else [sheet.name for sheet in package.sheets()]
 
     def create_sheet(self, name: str) -> None:
-        wb = self._workbook()
-        if wb is None:
-            from openpyxl import Workbook  # type: ignore[import-untyped]
-
-            wb = self._wb = Workbook()
-            wb.active.title = name
-            self.dirty = True
+        check_sheet_name(name)
+        package = self.package()
+        if package is None:
+            self._package = Package(_new_workbook(name), self.store.path)
+            self.created = True
             return
-        if name in wb.sheetnames:
-            raise StoreError(f"a sheet named {name!r} already exists", code="sheet-exists")
-        wb.create_sheet(name)
-        self.dirty = True
+        package.create_sheet(name)
 
     def get_cell(self, ref: str) -> str:
         r = parse_ref(ref)
-        wb = self._workbook()
-        if wb is None or r.sheet not in wb.sheetnames:
-            return ""
-        return _cell_text(wb[r.sheet][r.cell].value)
+        package = self.package()
+        return "" if package is None else package.get_cell(r.sheet, r.cell)
 
     def set_cell(self, ref: str, value: str) -> None:
         r = parse_ref(ref)
         check_cell_size(r.a1, value, self.store.max_cell_chars, self.store.label)
-        wb = self._workbook()
-        if wb is None or r.sheet not in wb.sheetnames:
+        package = self.package()
+        if package is None:
             raise StoreError(
                 f"cannot write {r.a1}: {self.store.path} has no sheet named {r.sheet!r}",
                 code="no-sheet",
             )
-        cell = wb[r.sheet][r.cell]
-        cell.value = _escape(value) if value else None
-        if cell.data_type == "f":  # text that starts with '=' stays text
-            cell.data_type = "s"
-        self.dirty = True
+        package.set_cell(r.sheet, r.cell, value)
 
     def commit(self) -> None:
-        if self.dirty and self._wb is not None:
-            self.store._save(self._wb)
+        package = self._package
+        if package is not None and (self.created or package.dirty):
+            self.store._save(package.to_bytes())
+
+
+def _new_workbook(sheet: str) -> bytes:
+    """A new workbook with one empty sheet called ``sheet``, as openpyxl writes it."""
+    import io
+
+    from openpyxl import Workbook  # type: ignore[import-untyped]
+
+    wb = Workbook()
+    wb.active.title = sheet
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return buffer.getvalue()
 
 
 class XlsxWorkbook(LockedFileStore["_Session"]):
@@ -139,46 +115,32 @@ class XlsxWorkbook(LockedFileStore["_Session"]):
 
     # --- file access ---------------------------------------------------------------------
 
-    def _load(self) -> Workbook | None:
-        import zipfile
-
-        from openpyxl import load_workbook
-
+    def _read(self) -> bytes | None:
+        """The file's bytes, or None when there is no file yet."""
         path = self.path
         if not os.path.lexists(path):
             return None
         if os.path.isdir(path):
             raise StoreError(f"{path} is a directory, not an xlsx workbook", code="not-a-workbook")
         try:
-            return load_workbook(path, keep_vba=path.lower().endswith(".xlsm"))
-        except zipfile.BadZipFile:
-            raise StoreError(
-                f"{path} is not an xlsx workbook (it is not a zip file; an encrypted "
-                "workbook or an old .xls file cannot be read); nothing was changed",
-                code="not-a-workbook",
-            ) from None
+            with open(path, "rb") as handle:
+                return handle.read()
         except PermissionError:
             raise StoreError(
                 f"{path} cannot be read (permission denied)", code="unreadable"
             ) from None
-        except Exception as exc:  # openpyxl raises many kinds for a damaged workbook
-            raise StoreError(
-                f"{path} could not be read as an xlsx workbook ({type(exc).__name__}: {exc}); "
-                "nothing was changed",
-                code="not-a-workbook",
-            ) from None
+        except FileNotFoundError:  # replaced between the check and the open: no file
+            return None
+        except OSError as exc:
+            raise StoreError(f"{path} cannot be read ({exc.strerror})", code="unreadable") from None
 
-    def _save(self, wb: Workbook) -> None:
-        import io
-
+    def _save(self, data: bytes) -> None:
         from plankit.textio import write_bytes_atomic
 
         path = self.path
         check_writable(path)
-        buffer = io.BytesIO()
-        wb.save(buffer)
         try:
-            write_bytes_atomic(path, buffer.getvalue())
+            write_bytes_atomic(path, data)
         except OSError as exc:
             raise write_error(path, exc) from None
 
