@@ -142,10 +142,16 @@ def parse(yaml: str, first_line: int = 1, *, fast: bool = True) -> Node:
             first_line,
         )
     node = _fast(yaml, first_line) if fast else None
-    if node is None:
-        from plankit.agentflow.yamlstrict import parse_events
+    if node is not None:
+        # The fast path's tree is one mapping of scalars and lists: duplicates can only
+        # be among its keys.
+        assert isinstance(node, Map)
+        if len({key for key, _, _ in node.items}) != len(node.items):
+            _check_duplicates(node)
+        return node
+    from plankit.agentflow.yamlstrict import parse_events
 
-        node = parse_events(yaml, first_line, MAX_DEPTH)
+    node = parse_events(yaml, first_line, MAX_DEPTH)
     _check_duplicates(node)
     return node
 
@@ -181,6 +187,7 @@ _DQ = rf'"[^"\\{_BAD}]*"'
 _SQ = rf"'[^'{_BAD}]*'"
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
 _VALUE = re.compile(rf"{_PLAIN}|{_DQ}|{_SQ}")
+_SIMPLE_LINE = re.compile(rf"([A-Za-z_][A-Za-z0-9_-]*):[ ]+({_PLAIN}|{_DQ}|{_SQ})[ ]*")
 _ITEM_LINE = re.compile(rf"( *)-[ ]+({_PLAIN}|{_DQ}|{_SQ})[ ]*")
 _FLOW = re.compile(
     rf"\[[ ]*(?:(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,[ ]*(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)*)?\]"
@@ -191,7 +198,7 @@ _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\
 
 
 def _scalar(text: str, line: int) -> Scalar:
-    if text[:1] in "\"'":
+    if text[0] == '"' or text[0] == "'":
         return Scalar(text[1:-1], line)
     # YAML trims only spaces and tabs around a plain scalar: "null" followed by a
     # no-break space is the text "null\u00a0", not null.
@@ -211,7 +218,7 @@ def _fast(yaml: str, first_line: int) -> Node | None:
         stripped = raw.strip(" ")
         if not stripped or stripped[0] == "#":
             continue
-        if pending is not None and raw.lstrip(" ").startswith("-"):
+        if pending is not None and stripped[0] == "-":
             item = _ITEM_LINE.fullmatch(raw)
             if item is None:
                 return None
@@ -227,6 +234,13 @@ def _fast(yaml: str, first_line: int) -> Node | None:
                 (key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line))
             )
             pending, seq, indent = None, [], -1
+        simple = _SIMPLE_LINE.fullmatch(raw)
+        if simple is not None:  # key: scalar, the most common line, in one match
+            key = simple.group(1)
+            if key in _NULL_KEYS:
+                return None
+            items.append((key, line, _scalar(simple.group(2), line)))
+            continue
         match = _KEY_LINE.fullmatch(raw)
         if match is None:
             return None

@@ -157,29 +157,56 @@ def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) 
         )
         return None
     if st.st_size > MAX_TEXT_BYTES:
-        loaded.problems.append(
-            Problem(
-                full,
-                None,
-                "file-unreadable",
-                f"is {st.st_size / 1_048_576:.1f} MiB; plan files over "
-                f"{MAX_TEXT_BYTES // 1_048_576} MiB are refused",
-            )
-        )
+        loaded.problems.append(_too_large(full, st.st_size))
         return None
     return real
 
 
-def _read(loaded: LoadedDir, real: str, relative: str) -> str | None:
-    full = loaded.where(relative)
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -> str | None:
+    """The text of the plan file at ``real`` (reported as ``full``), or ``None`` after
+    reporting why it cannot be read.
+
+    The file is opened without blocking (a FIFO put in its place is refused, never
+    waited on) and, with ``no_follow``, without following a symlink; its size is taken
+    from the open file, so a file of any size costs one read of its own size.
+    """
     try:
-        with open(real, "rb") as handle:
-            data = handle.read(MAX_TEXT_BYTES + 1)
+        fd = os.open(real, _OPEN_FLAGS | (os.O_NOFOLLOW if no_follow else 0))
     except OSError as exc:
         loaded.problems.append(
             Problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            loaded.problems.append(
+                Problem(full, None, "file-unreadable", f"is {what}; expected a Markdown file")
+            )
+            return None
+        if st.st_size > MAX_TEXT_BYTES:
+            loaded.problems.append(_too_large(full, st.st_size))
+            return None
+        chunks = [os.read(fd, st.st_size + 1)]
+        size = len(chunks[0])
+        while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
+            chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
+            size += len(chunks[-1])
+        while chunks[-1] and size < st.st_size:  # a short read
+            chunks.append(os.read(fd, st.st_size + 1 - size))
+            size += len(chunks[-1])
+    except OSError as exc:
+        loaded.problems.append(
+            Problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+        )
+        return None
+    finally:
+        os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_TEXT_BYTES:
         loaded.problems.append(Problem(full, None, "file-unreadable", "grew too large while read"))
         return None
@@ -189,6 +216,16 @@ def _read(loaded: LoadedDir, real: str, relative: str) -> str | None:
         loaded.problems.append(Problem(full, exc.line, "file-unreadable", exc.detail))
         return None
     return normalize_newlines(text)
+
+
+def _too_large(full: str, size: int) -> Problem:
+    return Problem(
+        full,
+        None,
+        "file-unreadable",
+        f"is {size / 1_048_576:.1f} MiB; plan files over {MAX_TEXT_BYTES // 1_048_576} MiB "
+        "are refused",
+    )
 
 
 def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
@@ -207,7 +244,7 @@ def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
             )
         return
     real = _safe_file(loaded, root, "plan.md", st)
-    text = _read(loaded, real, "plan.md") if real is not None else None
+    text = _read(loaded, real, full) if real is not None else None
     if text is None:
         return
     rule = "plan-frontmatter"
@@ -276,17 +313,20 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
             index = int(digits.group()) if digits and int(digits.group()) < 100 else None
         else:
             index = int(match.group(1))
-        target = _safe_file(loaded, root, relative, entry.stat(follow_symlinks=False))
-        if target is None:
-            continue
-        _load_task(loaded, target, relative, index, fast)
+        if entry.is_file(follow_symlinks=False):
+            # A regular file (from the directory listing, no stat): opened without
+            # following a symlink, in case one replaced it since.
+            text = _read(loaded, entry.path, entry.path, no_follow=True)
+        else:
+            target = _safe_file(loaded, root, relative, entry.stat(follow_symlinks=False))
+            text = None if target is None else _read(loaded, target, entry.path)
+        if text is not None:
+            _load_task(loaded, text, relative, entry.path, index, fast)
 
 
-def _load_task(loaded: LoadedDir, real: str, relative: str, index: int | None, fast: bool) -> None:
-    full = loaded.where(relative)
-    text = _read(loaded, real, relative)
-    if text is None:
-        return
+def _load_task(
+    loaded: LoadedDir, text: str, relative: str, full: str, index: int | None, fast: bool
+) -> None:
     rule = "task-frontmatter"
     try:
         doc = split(text)
