@@ -27,7 +27,14 @@ BASE = 100
 written against."""
 
 PROFILES = {
-    "ci": settings(settings.get_profile("ci"), max_examples=BASE // 4, deadline=None),
+    "ci": settings(
+        max_examples=BASE // 4,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    ),
     "long": settings(
         max_examples=BASE * 10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
     ),
