@@ -502,9 +502,7 @@ def test_a_find_that_matches_nowhere_carries_the_diff_against_the_closest_region
         "-    return 1",
         "+    return 2",
     ]
-    assert describe([issue]) == [
-        f"line 12: find-no-match {issue.message}\n{issue.detail}"
-    ]
+    assert describe([issue]) == [f"line 12: find-no-match {issue.message}\n{issue.detail}"]
 
 
 def test_an_issue_is_a_diagnostic_with_its_line_code_and_message() -> None:
