@@ -30,9 +30,14 @@ API = Path(__file__).resolve().parents[1] / "data" / "checklist" / "sheets_api"
 TODAY = dt.date(2026, 1, 15)
 
 
+def no_sleep(_: float) -> None:
+    """The store's pauses between retries, skipped (the delays are in ``store.waits``)."""
+
+
 def replay(name: str) -> tuple[ReplaySheetsApi, PlanManager]:
     api = ReplaySheetsApi.from_file(API / name)
-    return api, PlanManager(GoogleSheets(SID, session=api.session()), today=lambda: TODAY)
+    store = GoogleSheets(SID, session=api.session(), sleep=no_sleep)
+    return api, PlanManager(store, today=lambda: TODAY)
 
 
 # --- replayed exchanges ------------------------------------------------------------------
@@ -53,7 +58,7 @@ def test_replayed_requests_are_the_ones_recorded() -> None:
     exchanges = json.loads((API / "init-and-update.json").read_text(encoding="utf-8"))["exchanges"]
     methods = [(e["request"]["method"], e["request"]["url"].split(SID)[1]) for e in exchanges]
     assert methods[:4] == [
-        ("GET", "?includeGridData=false&fields=sheets.properties.title"),
+        ("GET", "?includeGridData=false&fields=sheets.properties%28sheetId%2Ctitle%29"),
         ("POST", ":batchUpdate"),
         ("PUT", "/values/AGENT_BASE%21C1?valueInputOption=RAW"),
         ("PUT", "/values/AGENT_BASE%21C2?valueInputOption=RAW"),
@@ -79,24 +84,29 @@ def test_replay_unknown_spreadsheet() -> None:
         manager.get_plan()
 
 
-def test_replay_rate_limited() -> None:
-    _, manager = replay("rate-limited.json")
-    with pytest.raises(StoreError, match="rate-limiting"):
-        manager.get_next_task()
+def test_replay_rate_limited_waits_as_told_then_reads() -> None:
+    api, manager = replay("rate-limited.json")
+    task = manager.get_next_task()
+    assert task is not None and task.step == "1.1"
+    assert manager.store.waits == [7.0]  # type: ignore[attr-defined]
+    api.assert_done()
 
 
 def test_recording_the_fake_replays_to_the_same_result(tmp_path: Path) -> None:
     fake = FakeSheetsApi()
     fake.add_spreadsheet(SID, sheets=["Sheet1"])
     recorder = RecordingSheetsApi(inner=fake)
-    manager = PlanManager(GoogleSheets(SID, session=recorder.session()), today=lambda: TODAY)
+    store = GoogleSheets(SID, session=recorder.session(), sleep=no_sleep)
+    manager = PlanManager(store, today=lambda: TODAY)
     manager.create_plan("Rec", "Record it", [PhaseInput("W", ["a", "b"])])
     manager.review_task("1.2", "check b")
     recorder.save(tmp_path / "rec.json")
     text = (tmp_path / "rec.json").read_text(encoding="utf-8")
     assert "Authorization" not in text and "Bearer" not in text
     api = ReplaySheetsApi.from_file(tmp_path / "rec.json")
-    again = PlanManager(GoogleSheets(SID, session=api.session()), today=lambda: TODAY)
+    again = PlanManager(
+        GoogleSheets(SID, session=api.session(), sleep=no_sleep), today=lambda: TODAY
+    )
     again.create_plan("Rec", "Record it", [PhaseInput("W", ["a", "b"])])
     again.review_task("1.2", "check b")
     api.assert_done()
@@ -113,7 +123,8 @@ def fake() -> FakeSheetsApi:
 
 
 def manager_for(fake: FakeSheetsApi, cell: str = "AGENT_BASE!C2") -> PlanManager:
-    return PlanManager(GoogleSheets(SID, session=fake.session()), cell, today=lambda: TODAY)
+    store = GoogleSheets(SID, session=fake.session(), sleep=no_sleep)
+    return PlanManager(store, cell, today=lambda: TODAY)
 
 
 def test_fake_full_workflow_stores_plain_text(fake: FakeSheetsApi) -> None:
@@ -151,7 +162,7 @@ def test_plan_over_50000_characters_is_refused_before_any_request(fake: FakeShee
 
 def test_the_fake_itself_refuses_an_oversized_cell_like_the_api(fake: FakeSheetsApi) -> None:
     fake.add_spreadsheet("other-spreadsheet-id", sheets=["AGENT_BASE"])
-    store = GoogleSheets("other-spreadsheet-id", session=fake.session())
+    store = GoogleSheets("other-spreadsheet-id", session=fake.session(), sleep=no_sleep)
     store.max_cell_chars = None  # skip our own check to reach the API's
     with pytest.raises(StoreError, match="more than the maximum of 50000 characters"):
         store.set_cell("AGENT_BASE!C2", "q" * 50_001)
@@ -159,10 +170,10 @@ def test_the_fake_itself_refuses_an_oversized_cell_like_the_api(fake: FakeSheets
 
 def test_network_failure_is_a_clear_error_and_init_falls_back(fake: FakeSheetsApi) -> None:
     manager = manager_for(fake)
-    fake.drop_next_connection()
-    with pytest.raises(StoreError, match="cannot reach Google Sheets"):
+    fake.drop_next_connection(times=6)  # the first attempt and five retries
+    with pytest.raises(StoreError, match=r"cannot reach Google Sheets.*\(tried 6 times\)"):
         manager.get_plan()
-    fake.drop_next_connection()
+    fake.drop_next_connection(times=6)
     plan = manager.init_plan()
     assert plan.title == "Initialization Error"
     assert "cannot reach Google Sheets" in (plan.analysis or "")
@@ -173,8 +184,8 @@ def test_server_error_mid_update_leaves_the_plan(fake: FakeSheetsApi) -> None:
     manager = manager_for(fake)
     manager.init_plan(raise_errors=True)
     before = fake.cell(SID, "AGENT_BASE!C2")
-    fake.fail_next(503, "The service is currently unavailable.")
-    with pytest.raises(StoreError, match=r"currently unavailable.*HTTP 503"):
+    fake.fail_next(503, "The service is currently unavailable.", times=6)
+    with pytest.raises(StoreError, match=r"currently unavailable.*HTTP 503.*tried 6 times"):
         manager.complete_task("1.1")
     assert fake.cell(SID, "AGENT_BASE!C2") == before
 

@@ -9,8 +9,40 @@ under it, ``Current state:``), in any case; every other line is kept in ``other`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
-from plankit.checklist.model import PlanAnalysis
+
+@dataclass(frozen=True, slots=True)
+class PlanAnalysis:
+    """The Analysis section read as the spec's ``PlanAnalysis`` fields.
+
+    A value that is only a template placeholder (``[sheet names]``) reads as unset.
+    """
+
+    spreadsheet: str = ""
+    """``Spreadsheet: …`` ('' when absent or a placeholder)."""
+    key_sheets: tuple[str, ...] = ()
+    """``Key sheets: A, B`` split at commas."""
+    read: tuple[str, ...] = ()
+    """Each ``Read: Sheet!A1:B2 (what)`` line, under ``Target ranges:`` or not."""
+    write: tuple[str, ...] = ()
+    """Each ``Write: …`` line."""
+    current_state: str | None = None
+    """``Current state: …``, if any."""
+    other: tuple[str, ...] = ()
+    """Every other line of the section (``Dependencies: …``), as written."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the spec's fields in snake case, plus ``other``."""
+        return {
+            "spreadsheet": self.spreadsheet,
+            "key_sheets": list(self.key_sheets),
+            "target_ranges": {"read": list(self.read), "write": list(self.write)},
+            "current_state": self.current_state,
+            "other": list(self.other),
+        }
+
 
 _FIELD_RE = re.compile(r"[ \t]*(?:[-*+][ \t]+)?([A-Za-z][A-Za-z ]*?)[ \t]*:[ \t]*(.*)")
 _PLACEHOLDER_RE = re.compile(r"\[[^\]]*\]")

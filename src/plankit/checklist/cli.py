@@ -299,6 +299,60 @@ def note(
 
 @checklist.command()
 @click.option(
+    "--credentials",
+    type=click.Path(dir_okay=False),
+    envvar="PLANKIT_GOOGLE_CREDENTIALS",
+    required=True,
+    help="The OAuth client file (Desktop app) from the Google Cloud console.",
+)
+@click.option("--store", help="gsheets:<id> to check access after signing in.")
+def auth(credentials: str, store: str | None) -> None:
+    """Sign in to Google for gsheets: stores, once: prints an address to open in any
+    browser, then takes the address the browser ends on (or its code).  Works without
+    a browser on this machine; the token asks for the spreadsheets scope only."""
+    from plankit.checklist.stores.gsheets_auth import read_json, sign_in, token_path
+    from plankit.errors import PlankitError
+
+    try:
+        info = read_json(credentials)
+        if info.get("type") == "service_account":
+            email = info.get("client_email", "the account's client_email")
+            click.echo(
+                f"{credentials} is a service-account key: no sign-in is needed. Share the "
+                f"spreadsheet with {email} as an editor.",
+                err=True,
+            )
+        elif info.get("type") == "authorized_user":
+            click.echo(f"{credentials} is already a signed-in token.", err=True)
+        elif "installed" in info or "web" in info:
+            if "web" in info and "installed" not in info:
+                from plankit.checklist.stores.gsheets_auth import user_credentials
+
+                user_credentials(credentials, info, interactive=True)  # explains the fix
+            sign_in(credentials, prompt=lambda text: click.prompt(text, prompt_suffix="", err=True))
+            credentials = token_path()
+        else:
+            from plankit.checklist.errors import StoreError
+
+            raise StoreError(
+                f"{credentials} is neither a service-account key nor an OAuth client file",
+                code="bad-credentials",
+            )
+        if store:
+            from plankit.checklist.stores import open_store
+
+            sheets = open_store(store, credentials=credentials).list_sheets()
+            click.echo(f"{store}: access works; sheets: {', '.join(sheets)}")
+    except PlankitError as exc:
+        fail(str(exc), [], False)
+    except click.Abort:
+        raise
+    except (KeyboardInterrupt, EOFError):
+        raise click.Abort() from None
+
+
+@checklist.command()
+@click.option(
     "--cell",
     default="AGENT_BASE!C2",
     show_default=True,

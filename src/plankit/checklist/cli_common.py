@@ -93,7 +93,9 @@ def call(
     from plankit.errors import PlankitError, diagnostics_of
 
     try:
-        manager = PlanManager(open_store(store, cell=cell, credentials=credentials), cell)
+        interactive = bool(getattr(sys.stdin, "isatty", lambda: False)())
+        opened = open_store(store, cell=cell, credentials=credentials, interactive=interactive)
+        manager = PlanManager(opened, cell)
         return action(manager)
     except PlankitError as exc:
         fail(str(exc), diagnostics_of(exc), as_json)

@@ -15,6 +15,7 @@ written.
     └── CellTooLargeError   the plan would not fit in one cell of the store
     PlankitError
     └── StoreError          the store failed: locked, read-only, not a workbook, network
+        └── WriteConflictError  the cell changed between reading and writing it
 """
 
 from __future__ import annotations
@@ -122,3 +123,18 @@ class StoreError(PlankitError):
     def __init__(self, message: str, *, code: str = "store-failed"):
         self.code = code
         super().__init__(message)
+
+
+class WriteConflictError(StoreError):
+    """A conditional write found the cell changed since it was read (another writer):
+    nothing was written.  :class:`~plankit.checklist.manager.PlanManager` reads the plan
+    again and redoes the update."""
+
+    def __init__(self, ref: str, attempts: int = 1):
+        self.ref = ref
+        tail = f", {attempts} times in a row" if attempts > 1 else ""
+        super().__init__(
+            f"{ref} changed while this update was being written (another agent is updating "
+            f"the plan){tail}; nothing of this update was written; try again",
+            code="conflict",
+        )

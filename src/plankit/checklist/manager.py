@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import logging
+import random
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -25,6 +27,7 @@ from plankit.checklist.errors import (
     NotAPlanError,
     PlanExistsError,
     UnknownStepError,
+    WriteConflictError,
 )
 from plankit.checklist.lint import lint_plan
 from plankit.checklist.locate import analyze
@@ -52,6 +55,9 @@ R = TypeVar("R")
 
 DEFAULT_CELL = "AGENT_BASE!C2"
 """Where the spec keeps the plan."""
+CONFLICT_ATTEMPTS = 10
+"""How many times a read-update-write is redone when another writer changed the cell
+in between (stores with conditional writes: Google Sheets)."""
 
 logger = logging.getLogger("plankit.checklist")
 
@@ -86,6 +92,21 @@ class PlanManager:
 
     def __repr__(self) -> str:
         return f"PlanManager({self.store!r}, {self.cell!r})"
+
+    def _atomic(self, body: Callable[[SheetsClient], R]) -> R:
+        """Run ``body`` as one read-update-write; when the store refuses the write
+        because the cell changed meanwhile (Google Sheets), read again and redo it."""
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                with self._session() as s:
+                    return body(s)
+            except WriteConflictError as exc:
+                if attempt == CONFLICT_ATTEMPTS:
+                    raise WriteConflictError(exc.ref, attempt) from None
+                logger.info("%s changed while being written; reading it again", exc.ref)
+                # a short random pause, so that two writers do not collide again at once
+                time.sleep(random.uniform(0, 0.02 * attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @contextmanager
     def _session(self) -> Iterator[SheetsClient]:
@@ -129,23 +150,25 @@ class PlanManager:
         (or, with ``raise_errors``, the error is raised).  Text in the cell that is not
         a plan is never overwritten: that is an error too.
         """
-        try:
-            with self._session() as s:
-                has_sheet = self.sheet in s.list_sheets()
-                if has_sheet:
-                    marker = s.get_cell(self.marker_cell)
-                    current = s.get_cell(self.cell)
-                    if current.strip():
-                        if not analyze(current).is_plan:
-                            raise NotAPlanError(self.cell, current)
-                        if marker != PLAN_MARKER:
-                            s.set_cell(self.marker_cell, PLAN_MARKER)
-                        return parse_plan(current)
-                else:
-                    s.create_sheet(self.sheet)
-                s.set_cell(self.marker_cell, PLAN_MARKER)
-                s.set_cell(self.cell, STARTER_PLAN)
+
+        def body(s: SheetsClient) -> Plan:
+            if self.sheet in s.list_sheets():
+                marker = s.get_cell(self.marker_cell)
+                current = s.get_cell(self.cell)
+                if current.strip():
+                    if not analyze(current).is_plan:
+                        raise NotAPlanError(self.cell, current)
+                    if marker != PLAN_MARKER:
+                        s.set_cell(self.marker_cell, PLAN_MARKER)
+                    return parse_plan(current)
+            else:
+                s.create_sheet(self.sheet)
+            s.set_cell(self.marker_cell, PLAN_MARKER)
+            s.set_cell(self.cell, STARTER_PLAN)
             return parse_plan(STARTER_PLAN)
+
+        try:
+            return self._atomic(body)
         except Exception as exc:
             if raise_errors:
                 raise
@@ -202,11 +225,14 @@ class PlanManager:
         """
         markdown = render_new_plan(title, goal, phases)
         self._check_size(markdown)
-        with self._session() as s:
+
+        def body(s: SheetsClient) -> None:
             if not replace:
                 self._check_replaceable(s)
             self._ensure_sheet(s)
             s.set_cell(self.cell, markdown)
+
+        self._atomic(body)
         return parse_plan(markdown)
 
     def _check_replaceable(self, store: SheetsClient) -> None:
@@ -234,7 +260,8 @@ class PlanManager:
                 "check or decide; nothing was changed",
                 code="empty-note",
             )
-        with self._session() as s:
+
+        def body(s: SheetsClient) -> tuple[tuple[int, int], str | None]:
             text, found = self._read(s)
             slot = found.phase_steps.get(step)
             if slot is None:
@@ -245,7 +272,9 @@ class PlanManager:
             if updated != text:
                 self._check_size(updated)
                 s.set_cell(self.cell, updated)
-        line, phase = slot
+            return slot, line_text
+
+        (line, phase), line_text = self._atomic(body)
         task = task_from_line(line_text or "", line, phase)
         assert task is not None
         return task
@@ -278,24 +307,30 @@ class PlanManager:
         """Add ``- text`` at the end of the Notes section (adding the section if needed);
         returns the note as written (on one line, spaces collapsed)."""
         note = " ".join(text.split())
-        with self._session() as s:
+
+        def body(s: SheetsClient) -> None:
             current, _ = self._read(s)
             updated = add_note(current, note)
             self._check_size(updated)
             s.set_cell(self.cell, updated)
+
+        self._atomic(body)
         return note
 
     # --- structure (progress kept) -------------------------------------------------------
 
     def _edit(self, change: Callable[[str], tuple[str, R]]) -> tuple[str, R]:
         """Apply ``change`` to the plan's text under one lock; write it if it changed."""
-        with self._session() as s:
+
+        def body(s: SheetsClient) -> tuple[str, R]:
             text, _ = self._read(s)
             updated, result = change(text)
             if updated != text:
                 self._check_size(updated)
                 s.set_cell(self.cell, updated)
-        return updated, result
+            return updated, result
+
+        return self._atomic(body)
 
     def add_step(
         self,

@@ -13,7 +13,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from plankit.checklist.analysis import PlanAnalysis, parse_analysis
 from plankit.errors import InputError
+
+__all__ = [
+    "CHAR_STATUS",
+    "STATUS_CHAR",
+    "Phase",
+    "PhaseInput",
+    "Plan",
+    "PlanAnalysis",
+    "PlanTask",
+    "Progress",
+    "TaskStatus",
+    "coerce_status",
+]
 
 
 class TaskStatus(StrEnum):
@@ -176,37 +190,6 @@ class Phase:
 
 
 @dataclass(frozen=True, slots=True)
-class PlanAnalysis:
-    """The Analysis section read as the spec's ``PlanAnalysis`` fields.
-
-    A value that is only a template placeholder (``[sheet names]``) reads as unset.
-    """
-
-    spreadsheet: str = ""
-    """``Spreadsheet: …`` ('' when absent or a placeholder)."""
-    key_sheets: tuple[str, ...] = ()
-    """``Key sheets: A, B`` split at commas."""
-    read: tuple[str, ...] = ()
-    """Each ``Read: Sheet!A1:B2 (what)`` line, under ``Target ranges:`` or not."""
-    write: tuple[str, ...] = ()
-    """Each ``Write: …`` line."""
-    current_state: str | None = None
-    """``Current state: …``, if any."""
-    other: tuple[str, ...] = ()
-    """Every other line of the section (``Dependencies: …``), as written."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: the spec's fields in snake case, plus ``other``."""
-        return {
-            "spreadsheet": self.spreadsheet,
-            "key_sheets": list(self.key_sheets),
-            "target_ranges": {"read": list(self.read), "write": list(self.write)},
-            "current_state": self.current_state,
-            "other": list(self.other),
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class Plan:
     """A parsed PLAN.md checklist."""
 
@@ -234,8 +217,6 @@ class Plan:
     @property
     def analysis_fields(self) -> PlanAnalysis | None:
         """:attr:`analysis` read as the spec's ``PlanAnalysis`` (None without one)."""
-        from plankit.checklist.analysis import parse_analysis
-
         return parse_analysis(self.analysis)
 
     @property

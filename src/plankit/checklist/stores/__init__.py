@@ -110,16 +110,18 @@ def open_store(
     *,
     cell: str = "AGENT_BASE!C2",
     credentials: str | os.PathLike[str] | None = None,
+    interactive: bool = False,
 ) -> SheetsClient:
     """The store a ``--store`` value names: ``gsheets:<id>``, a ``.xlsx``/``.xlsm``
     workbook, or a Markdown file (``.md``, ``.markdown``, ``.txt`` or no suffix); any
-    other suffix raises :class:`InputError` (``plan.xslx`` is a typo, not Markdown)."""
+    other suffix raises :class:`InputError` (``plan.xslx`` is a typo, not Markdown).
+    ``interactive`` lets Google Sheets ask for a sign-in on the terminal."""
     check_store_spec(spec)
     text = spec.strip()
     if text.lower().startswith(GSHEETS_PREFIX):
         from plankit.checklist.stores.gsheets import GoogleSheets
 
-        return GoogleSheets(text[len(GSHEETS_PREFIX) :], credentials)
+        return GoogleSheets(text[len(GSHEETS_PREFIX) :], credentials, interactive=interactive)
     if _suffix(text) in WORKBOOK_SUFFIXES:
         from plankit.checklist.stores.xlsx import XlsxWorkbook
 

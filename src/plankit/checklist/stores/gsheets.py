@@ -1,35 +1,57 @@
 """A plan kept in a Google Sheets spreadsheet, through gspread (``plankit[gsheets]``).
 
-Four Sheets API v4 calls do all the work: ``spreadsheets.get`` (sheet titles),
-``spreadsheets.batchUpdate`` with ``addSheet``, ``spreadsheets.values.get`` and
-``spreadsheets.values.update`` with ``valueInputOption=RAW`` (so a plan is stored as
-text, never read as a formula).  API and network failures become one-line
-:class:`StoreError` messages that say what to do.
+Sheets API v4 calls do the work: ``spreadsheets.get`` (sheet titles and ids),
+``spreadsheets.batchUpdate`` with ``addSheet`` and ``findReplace``,
+``spreadsheets.values.get`` and ``spreadsheets.values.update`` with
+``valueInputOption=RAW`` (so a plan is stored as text, never read as a formula).
+
+- **Retries.** A rate limit (429) or a server failure (500, 502, 503, 504), and a
+  dropped connection, are tried again after a delay: the ``Retry-After`` the server
+  gives, else 1, 2, 4 … s (with jitter, at most 32 s), five times before the error.
+- **No lost update.** Google Sheets has no lock a client can hold, so a
+  read-update-write (a :meth:`GoogleSheets.transaction`) writes the plan cell only if
+  it still holds what was read: one ``findReplace`` of the whole old text by the new
+  one, limited to that cell and applied atomically by the API.  When the cell changed
+  meanwhile nothing is replaced; the write is refused with :class:`WriteConflictError`
+  and :class:`~plankit.checklist.manager.PlanManager` reads the plan again and redoes
+  the update.  (Should ``findReplace`` ever fail to match a cell that did not change,
+  the store falls back to checking the cell just before writing it.)
+- **Errors** are one line saying what to do: sharing (403), the ID (404), a rate limit
+  still there after the retries, a network failure named as such (a name that does not
+  resolve, a timeout), credentials refused, a sign-in needed.
 
 Credentials are one of:
 
 - a service-account key file (JSON with ``"type": "service_account"``); share the
   spreadsheet with the account's e-mail address;
-- an OAuth client file (``"installed"``) for the user's own account: the first use
-  opens a browser, and the token is kept in plankit's config folder;
-- an authorized-user file (``"type": "authorized_user"``), as written by that flow;
+- an OAuth client file (``"installed"``) for the user's own account: sign in once with
+  ``plankit checklist auth`` (:mod:`plankit.checklist.stores.gsheets_auth`);
+- an authorized-user file (``"type": "authorized_user"``), as written by that sign-in;
 - a ``google.auth`` credentials object.
 
-Google Sheets has no lock a client can hold: two agents changing one plan at the same
-moment can overwrite each other's change (the file stores lock; this one cannot).
+All ask for the ``spreadsheets`` scope only.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from plankit.checklist.errors import StoreError
-from plankit.checklist.refs import parse_ref
+from plankit.checklist.errors import StoreError, WriteConflictError
+from plankit.checklist.refs import column_index, parse_ref
 from plankit.checklist.stores.base import GOOGLE_CELL_LIMIT, check_cell_size
+from plankit.checklist.stores.gsheets_auth import SCOPES, read_json, user_credentials
+from plankit.checklist.stores.gsheets_net import (
+    RETRY_STATUSES,
+    Backoff,
+    is_dns_failure,
+    network_reason,
+    retry_after,
+)
 
 T = TypeVar("T")
 
@@ -55,13 +77,39 @@ def spreadsheet_id_of(text: str) -> str:
     )
 
 
-def _token_path() -> str:
-    home = os.environ.get("PLANKIT_HOME")
-    if home:
-        return os.path.join(home, "google-authorized-user.json")
-    import platformdirs
+class _Session:
+    """One read-update-write: cells read are remembered, writes kept until commit."""
 
-    return os.path.join(platformdirs.user_config_dir("plankit"), "google-authorized-user.json")
+    def __init__(self, store: GoogleSheets) -> None:
+        self.store = store
+        self.read: dict[str, str] = {}
+        self.pending: dict[str, str] = {}
+
+    def list_sheets(self) -> list[str]:
+        return self.store.list_sheets()
+
+    def create_sheet(self, name: str) -> None:
+        self.store.create_sheet(name)
+
+    def get_cell(self, ref: str) -> str:
+        key = parse_ref(ref).a1
+        if key in self.pending:
+            return self.pending[key]
+        if key not in self.read:
+            self.read[key] = self.store.get_cell(key)
+        return self.read[key]
+
+    def set_cell(self, ref: str, value: str) -> None:
+        r = parse_ref(ref)
+        check_cell_size(r.a1, value, self.store.max_cell_chars, self.store.label)
+        self.pending[r.a1] = value
+
+    def commit(self) -> None:
+        for ref, value in self.pending.items():
+            if ref not in self.read:
+                self.store.set_cell(ref, value)
+            elif value != self.read[ref]:
+                self.store.replace_cell(ref, self.read[ref], value)
 
 
 class GoogleSheets:
@@ -76,17 +124,30 @@ class GoogleSheets:
         credentials: str | os.PathLike[str] | Any | None = None,
         *,
         session: Any | None = None,
+        interactive: bool = False,
+        backoff: Backoff | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """Nothing is sent until the first call.
 
         ``session`` is a ``requests.Session`` to send the requests through instead of
         an authorized one (tests pass one that talks to
-        :class:`~plankit.checklist.stores.gsheets_fake.FakeSheetsApi`).
+        :class:`~plankit.checklist.stores.gsheets_fake.FakeSheetsApi`).  ``interactive``
+        lets an OAuth client file without a saved token sign in on the terminal; without
+        it, such a store fails at once saying to run ``plankit checklist auth``.
+        ``backoff`` and ``sleep`` set the retries.
         """
         self.spreadsheet_id = spreadsheet_id_of(spreadsheet_id)
         self.credentials = credentials
+        self.interactive = interactive
+        self.backoff = backoff or Backoff()
+        self.sleep = sleep
         self._session = session
         self._http: Any = None
+        self._sheet_ids: dict[str, int] = {}
+        self._find_replace = True
+        self.waits: list[float] = []
+        """Every delay waited before trying a request again, in seconds."""
 
     def __repr__(self) -> str:
         return f"GoogleSheets({self.spreadsheet_id!r})"
@@ -129,31 +190,18 @@ class GoogleSheets:
         if not isinstance(creds, str | os.PathLike):
             return gspread.authorize(creds)
         path = os.fspath(creds)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                info = json.load(handle)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot read the credentials file {path} ({exc.strerror})", code="no-credentials"
-            ) from None
-        except ValueError:
-            raise StoreError(
-                f"{path} is not a JSON credentials file", code="bad-credentials"
-            ) from None
-        kind = info.get("type") if isinstance(info, dict) else None
+        info = read_json(path)
+        kind = info.get("type")
         try:
             if kind == "service_account":
-                return gspread.service_account(filename=path)
-            if kind == "authorized_user":
-                from google.oauth2 import credentials as oauth2
+                return gspread.service_account(filename=path, scopes=SCOPES)
+            if kind == "authorized_user" or (kind is None and "refresh_token" in info):
+                from plankit.checklist.stores.gsheets_auth import load_token
 
-                load: Any = oauth2.Credentials.from_authorized_user_file
-                user = load(path, gspread.auth.DEFAULT_SCOPES)
+                return gspread.authorize(load_token(path))
+            if "installed" in info or "web" in info:
+                user = user_credentials(path, info, interactive=self.interactive)
                 return gspread.authorize(user)
-            if isinstance(info, dict) and ("installed" in info or "web" in info):
-                token = _token_path()
-                os.makedirs(os.path.dirname(token), exist_ok=True)
-                return gspread.oauth(credentials_filename=path, authorized_user_filename=token)
         except (ValueError, KeyError) as exc:
             raise StoreError(
                 f"{path}: unusable credentials ({exc})", code="bad-credentials"
@@ -165,36 +213,70 @@ class GoogleSheets:
         )
 
     def _call(self, what: str, fn: Callable[[Any], T]) -> T:
+        """``fn(http)``, tried again on rate limits, server failures and dropped
+        connections; any failure left is a one-line :class:`StoreError`."""
         import requests
         from gspread.exceptions import APIError
 
         http = self._connect()
-        try:
-            return fn(http)
-        except APIError as exc:
-            raise self._api_error(what, exc) from None
-        except requests.exceptions.RequestException as exc:
-            raise StoreError(
-                f"cannot reach Google Sheets to {what} ({type(exc).__name__}); check the "
-                "network connection and try again",
-                code="network",
-            ) from None
-        except Exception as exc:
-            from google.auth.exceptions import GoogleAuthError
+        attempt = 0
+        while True:
+            try:
+                return fn(http)
+            except APIError as exc:
+                code = int(getattr(exc, "code", 0) or 0)
+                server = retry_after(getattr(exc, "response", None))
+                if code not in RETRY_STATUSES or not self._wait(attempt, server):
+                    raise self._api_error(what, exc, attempt, server) from None
+            except requests.exceptions.RequestException as exc:
+                if is_dns_failure(exc) or not self._wait(attempt, None):
+                    raise self._network_error(what, exc, attempt) from None
+            except Exception as exc:
+                from google.auth.exceptions import GoogleAuthError, TransportError
 
-            if isinstance(exc, GoogleAuthError):
-                raise StoreError(
-                    f"Google did not accept the credentials ({exc}); check the credentials "
-                    "file, or sign in again",
-                    code="auth",
-                ) from None
-            raise
+                if isinstance(exc, TransportError) or (
+                    isinstance(exc, GoogleAuthError) and _transport_cause(exc)
+                ):
+                    raise StoreError(
+                        f"cannot reach Google's sign-in service to {what}: "
+                        f"{network_reason(exc)}; check the network connection and try again",
+                        code="network",
+                    ) from None
+                if isinstance(exc, GoogleAuthError):
+                    raise StoreError(
+                        f"Google did not accept the credentials ({_one_line(exc)}); check the "
+                        "credentials file, or sign in again with `plankit checklist auth`",
+                        code="auth",
+                    ) from None
+                raise
+            attempt += 1
 
-    def _api_error(self, what: str, exc: Any) -> StoreError:
+    def _wait(self, attempt: int, server: float | None) -> bool:
+        """Wait before the next attempt; False when there is none left (or the server
+        asks for a longer wait than is reasonable)."""
+        if attempt >= self.backoff.retries:
+            return False
+        if server is not None and server > self.backoff.longest_wait:
+            return False
+        delay = self.backoff.delay(attempt, server)
+        self.waits.append(delay)
+        self.sleep(delay)
+        return True
+
+    def _network_error(self, what: str, exc: BaseException, attempt: int) -> StoreError:
+        tried = f" (tried {attempt + 1} times)" if attempt else ""
+        return StoreError(
+            f"cannot reach Google Sheets to {what}: {network_reason(exc)}{tried}; check the "
+            "network connection (and any proxy) and try again",
+            code="network",
+        )
+
+    def _api_error(self, what: str, exc: Any, attempt: int, server: float | None) -> StoreError:
         code = int(getattr(exc, "code", 0) or 0)
         error = getattr(exc, "error", {}) or {}
         message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
         sid = self.spreadsheet_id
+        tried = f" (tried {attempt + 1} times)" if attempt else ""
         if code == 403:
             email = self._account_email()
             who = f"the service account {email}" if email else "the signed-in account"
@@ -210,13 +292,14 @@ class GoogleSheets:
                 code="not-found",
             )
         if code == 429:
+            wait = f"; it asks to wait {server:.0f} s" if server else ""
             return StoreError(
-                "Google Sheets is rate-limiting requests (quota exceeded); wait a minute and "
-                "try again",
+                f"Google Sheets is rate-limiting requests (quota exceeded){tried}{wait}; "
+                "wait a minute and try again",
                 code="rate-limited",
             )
         return StoreError(
-            f"Google Sheets could not {what}: {message or 'error'} (HTTP {code})",
+            f"Google Sheets could not {what}: {message or 'error'} (HTTP {code}){tried}",
             code="api-error",
         )
 
@@ -226,11 +309,10 @@ class GoogleSheets:
         if path is None:
             return getattr(creds, "service_account_email", None)
         try:
-            with open(path, encoding="utf-8") as handle:
-                info = json.load(handle)
-        except (OSError, ValueError):
+            info = read_json(path)
+        except StoreError:
             return None
-        email = info.get("client_email") if isinstance(info, dict) else None
+        email = info.get("client_email")
         return email if isinstance(email, str) else None
 
     # --- the store ----------------------------------------------------------------------
@@ -241,18 +323,35 @@ class GoogleSheets:
             "list the sheets",
             lambda http: http.fetch_sheet_metadata(
                 self.spreadsheet_id,
-                params={"includeGridData": "false", "fields": "sheets.properties.title"},
+                params={"includeGridData": "false", "fields": "sheets.properties(sheetId,title)"},
             ),
         )
-        return [s["properties"]["title"] for s in data.get("sheets", [])]
+        titles = []
+        for sheet in data.get("sheets", []):
+            props = sheet.get("properties", {})
+            titles.append(props.get("title", ""))
+            if isinstance(props.get("sheetId"), int):
+                self._sheet_ids[props["title"]] = props["sheetId"]
+        return titles
 
     def create_sheet(self, name: str) -> None:
         """Add a sheet (``addSheet``)."""
         body = {"requests": [{"addSheet": {"properties": {"title": name}}}]}
-        self._call(
-            f"add the sheet {name!r}",
-            lambda http: http.batch_update(self.spreadsheet_id, body),
-        )
+        waits = len(self.waits)
+        try:
+            reply = self._call(
+                f"add the sheet {name!r}",
+                lambda http: http.batch_update(self.spreadsheet_id, body),
+            )
+        except StoreError as exc:
+            retried = len(self.waits) > waits
+            if retried and exc.code == "api-error" and "already exists" in str(exc):
+                return  # an attempt that failed on the way back had added it
+            raise
+        replies = reply.get("replies") or [{}]
+        props = (replies[0].get("addSheet") or {}).get("properties") or {}
+        if isinstance(props.get("sheetId"), int):
+            self._sheet_ids[name] = props["sheetId"]
 
     def get_cell(self, ref: str) -> str:
         """The cell's text; '' when empty or when the sheet does not exist."""
@@ -291,3 +390,94 @@ class GoogleSheets:
                     code="no-sheet",
                 ) from None
             raise
+
+    # --- writes that refuse a changed cell ------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[_Session]:
+        """A read-update-write: the cells it writes are written only if they still hold
+        what it read (else :class:`WriteConflictError`, nothing of it written)."""
+        session = _Session(self)
+        yield session
+        session.commit()
+
+    def _sheet_id(self, sheet: str) -> int:
+        if sheet not in self._sheet_ids:
+            self.list_sheets()
+        if sheet not in self._sheet_ids:
+            raise StoreError(f"the spreadsheet has no sheet named {sheet!r}", code="no-sheet")
+        return self._sheet_ids[sheet]
+
+    def replace_cell(self, ref: str, expected: str, value: str) -> None:
+        """Write ``value`` into ``ref`` only if it holds ``expected``; raise
+        :class:`WriteConflictError` when it holds something else."""
+        r = parse_ref(ref)
+        check_cell_size(r.a1, value, self.max_cell_chars, self.label)
+        if not expected or not self._find_replace:
+            self._checked_write(r.a1, expected, value)
+            return
+        row, column = r.row - 1, column_index(r.column) - 1
+        find = {
+            "find": expected,
+            "replacement": value,
+            "matchCase": True,
+            "matchEntireCell": True,
+            "searchByRegex": False,
+            "includeFormulas": False,
+            "range": {
+                "sheetId": self._sheet_id(r.sheet),
+                "startRowIndex": row,
+                "endRowIndex": row + 1,
+                "startColumnIndex": column,
+                "endColumnIndex": column + 1,
+            },
+        }
+        body = {"requests": [{"findReplace": find}]}
+        try:
+            reply = self._call(
+                f"write {r.a1}", lambda http: http.batch_update(self.spreadsheet_id, body)
+            )
+        except StoreError as exc:
+            if exc.code != "api-error":
+                raise
+            self._find_replace = False  # the API would not take this find: check, then write
+            self._checked_write(r.a1, expected, value)
+            return
+        replies = reply.get("replies") or [{}]
+        changed = (replies[0].get("findReplace") or {}).get("occurrencesChanged", 0)
+        if changed:
+            return
+        current = self.get_cell(r.a1)
+        if current == value:
+            return  # already written (an attempt whose answer was lost, or the same change)
+        if current != expected:
+            raise WriteConflictError(r.a1)
+        self._find_replace = False  # unchanged yet not matched: check, then write
+        self.set_cell(r.a1, value)
+
+    def _checked_write(self, ref: str, expected: str, value: str) -> None:
+        current = self.get_cell(ref)
+        if current == value:
+            return
+        if current != expected:
+            raise WriteConflictError(ref)
+        self.set_cell(ref, value)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _transport_cause(exc: BaseException) -> bool:
+    """Whether a google-auth error was caused by the network (a refresh that could not
+    reach the token endpoint), not by the credentials."""
+    import requests
+
+    seen: list[BaseException | None] = [exc.__cause__, exc.__context__]
+    seen += [a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)]
+    for item in seen:
+        if isinstance(item, requests.exceptions.RequestException | ConnectionError | OSError):
+            return True
+        if item is not None and type(item).__name__ == "TransportError":
+            return True
+    return is_dns_failure(exc)

@@ -5,12 +5,14 @@ give that session to :class:`~plankit.checklist.stores.gsheets.GoogleSheets` (or
 ``gspread.Client(auth=None, session=…)``), and every HTTP request that would go to
 ``sheets.googleapis.com`` is answered here instead, in the Sheets API v4 wire format.
 
-- :class:`FakeSheetsApi` keeps spreadsheets in memory and answers the four calls the
-  store makes (spreadsheets.get, batchUpdate/addSheet, values.get, values.update) the
-  way the API does, errors included: an unknown spreadsheet is a 404, a missing sheet
-  is a 400 ``Unable to parse range``, a value over 50,000 characters is a 400.
-  :meth:`FakeSheetsApi.fail_next` and :meth:`FakeSheetsApi.drop_next_connection` script
-  failures.
+- :class:`FakeSheetsApi` keeps spreadsheets in memory and answers the calls the store
+  makes (spreadsheets.get, batchUpdate with addSheet and findReplace, values.get,
+  values.update) the way the API does, errors included: an unknown spreadsheet is a
+  404, a missing sheet is a 400 ``Unable to parse range``, a value over 50,000
+  characters is a 400.  :meth:`FakeSheetsApi.fail_next` (with a ``Retry-After``) and
+  :meth:`FakeSheetsApi.drop_next_connection` script failures; ``before_request`` lets a
+  test act between requests (another writer changing a cell, say).  Requests from
+  several threads are answered one at a time.
 - :class:`ReplaySheetsApi` answers with a list of recorded exchanges, in order, and
   fails on any request that differs from the recorded one.
 - :class:`RecordingSheetsApi` passes requests on (to the real API by default) and
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -73,12 +76,18 @@ def _request_parts(request: requests.PreparedRequest) -> ApiRequest:
     )
 
 
-def _response(request: requests.PreparedRequest, status: int, body: Any) -> requests.Response:
+def _response(
+    request: requests.PreparedRequest,
+    status: int,
+    body: Any,
+    headers: Mapping[str, str] | None = None,
+) -> requests.Response:
     response = requests.Response()
     response.status_code = status
     response.reason = "OK" if status == 200 else _STATUS_TEXT.get(status, "ERROR")
     response._content = json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8")
     response.headers["Content-Type"] = "application/json; charset=UTF-8"
+    response.headers.update(headers or {})
     response.encoding = "utf-8"
     response.url = request.url or ""
     response.request = request
@@ -118,7 +127,10 @@ class FakeSheetsApi(BaseAdapter):
         self.spreadsheets: dict[str, _Spreadsheet] = {}
         self.requests: list[ApiRequest] = []
         """Every request received, in order."""
-        self._script: list[tuple[int, str] | None] = []
+        self.before_request: Callable[[ApiRequest], None] | None = None
+        """Called with each request before it is answered (under the fake's lock)."""
+        self._script: list[tuple[int, str, float | str | None] | None] = []
+        self._lock = threading.RLock()
 
     # --- set-up --------------------------------------------------------------------------
 
@@ -150,14 +162,21 @@ class FakeSheetsApi(BaseAdapter):
         return [name for _, name in self.spreadsheets[spreadsheet_id].sheets]
 
     def fail_next(
-        self, status: int = 503, message: str = "The service is currently unavailable."
+        self,
+        status: int = 503,
+        message: str = "The service is currently unavailable.",
+        *,
+        retry_after: float | str | None = None,
+        times: int = 1,
     ) -> None:
-        """Answer the next request with an API error."""
-        self._script.append((status, message))
+        """Answer the next request (the next ``times`` requests) with an API error,
+        with a ``Retry-After`` header when ``retry_after`` is given (seconds or an HTTP
+        date)."""
+        self._script += [(status, message, retry_after)] * times
 
-    def drop_next_connection(self) -> None:
-        """Make the next request fail as if the network were down."""
-        self._script.append(None)
+    def drop_next_connection(self, times: int = 1) -> None:
+        """Make the next request (the next ``times``) fail as if the network were down."""
+        self._script += [None] * times
 
     def session(self) -> requests.Session:
         """A ``requests.Session`` that talks to this fake."""
@@ -170,14 +189,19 @@ class FakeSheetsApi(BaseAdapter):
     ) -> requests.Response:
         """Answer one request."""
         parts = _request_parts(request)
-        self.requests.append(parts)
-        if self._script:
-            scripted = self._script.pop(0)
-            if scripted is None:
-                raise requests.exceptions.ConnectionError("connection dropped (scripted)")
-            return _response(request, scripted[0], api_error(*scripted))
-        status, body = self._answer(parts)
-        return _response(request, status, body)
+        with self._lock:
+            self.requests.append(parts)
+            if self.before_request is not None:
+                self.before_request(parts)
+            if self._script:
+                scripted = self._script.pop(0)
+                if scripted is None:
+                    raise requests.exceptions.ConnectionError("connection dropped (scripted)")
+                status, message, wait = scripted
+                headers = {"Retry-After": str(wait)} if wait is not None else None
+                return _response(request, status, api_error(status, message), headers)
+            status, body = self._answer(parts)
+            return _response(request, status, body)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -218,6 +242,13 @@ class FakeSheetsApi(BaseAdapter):
         ]
         if fields == "sheets.properties.title":
             return {"sheets": [{"properties": {"title": name}} for _, name in book.sheets]}
+        if fields == "sheets.properties(sheetId,title)":
+            return {
+                "sheets": [
+                    {"properties": {"sheetId": sheet_id, "title": name}}
+                    for sheet_id, name in book.sheets
+                ]
+            }
         return {
             "spreadsheetId": sid,
             "properties": {
@@ -233,6 +264,13 @@ class FakeSheetsApi(BaseAdapter):
     def _batch_update(self, sid: str, book: _Spreadsheet, body: Any) -> tuple[int, Any]:
         replies: list[Any] = []
         for i, item in enumerate(body.get("requests", [])):
+            find = item.get("findReplace") if isinstance(item, dict) else None
+            if find is not None:
+                status, reply = self._find_replace(book, i, find)
+                if status != 200:
+                    return status, reply
+                replies.append(reply)
+                continue
             add = item.get("addSheet") if isinstance(item, dict) else None
             if add is None:
                 return 400, api_error(400, f"Invalid requests[{i}]: unsupported by the fake")
@@ -260,6 +298,40 @@ class FakeSheetsApi(BaseAdapter):
                 }
             )
         return 200, {"spreadsheetId": sid, "replies": replies}
+
+    def _find_replace(self, book: _Spreadsheet, i: int, find: Any) -> tuple[int, Any]:
+        """``findReplace`` over a grid range, as the store sends it: plain text, whole
+        cell, case-sensitive (the other options are not modelled)."""
+        grid = find.get("range") or {}
+        names = dict(book.sheets)
+        name = names.get(int(grid.get("sheetId", -1)))
+        if name is None:
+            return 400, api_error(400, f"Invalid requests[{i}].findReplace: No grid with id")
+        if not find.get("find"):
+            return 400, api_error(400, f"Invalid requests[{i}].findReplace: find must not be empty")
+        if (
+            find.get("searchByRegex")
+            or not find.get("matchEntireCell")
+            or not find.get("matchCase")
+        ):
+            return 400, api_error(400, f"Invalid requests[{i}]: unsupported by the fake")
+        changed = 0
+        for row in range(grid.get("startRowIndex", 0), grid.get("endRowIndex", 0)):
+            for col in range(grid.get("startColumnIndex", 0), grid.get("endColumnIndex", 0)):
+                key = (name, f"{_column_letters(col + 1)}{row + 1}")
+                if book.cells.get(key) == find["find"]:
+                    book.cells[key] = str(find.get("replacement", ""))
+                    changed += 1
+        if not changed:
+            return 200, {"findReplace": {}}  # the API leaves out zero counts
+        return 200, {
+            "findReplace": {
+                "valuesChanged": changed,
+                "rowsChanged": changed,
+                "sheetsChanged": 1,
+                "occurrencesChanged": changed,
+            }
+        }
 
     def _values(self, sid: str, book: _Spreadsheet, req: ApiRequest, a1: str) -> tuple[int, Any]:
         try:
@@ -293,6 +365,14 @@ class FakeSheetsApi(BaseAdapter):
                 "updatedCells": 1,
             }
         return 404, api_error(404, "Method not found.")
+
+
+def _column_letters(n: int) -> str:
+    out = ""
+    while n:
+        n, rem = divmod(n - 1, 26)
+        out = chr(65 + rem) + out
+    return out
 
 
 class ReplaySheetsApi(BaseAdapter):
@@ -336,7 +416,7 @@ class ReplaySheetsApi(BaseAdapter):
                 f"  recorded: {expected}"
             )
         answer = recorded["response"]
-        return _response(request, int(answer["status"]), answer.get("json"))
+        return _response(request, int(answer["status"]), answer.get("json"), answer.get("headers"))
 
     def close(self) -> None:
         """Nothing to release."""
@@ -372,10 +452,14 @@ class RecordingSheetsApi(BaseAdapter):
             answer = response.json()
         except ValueError:
             answer = response.text
+        recorded: dict[str, Any] = {"status": response.status_code, "json": answer}
+        kept = {k: v for k, v in response.headers.items() if k.lower() == "retry-after"}
+        if kept:
+            recorded["headers"] = kept
         self.exchanges.append(
             {
                 "request": {"method": parts.method, "url": request.url, "json": parts.json},
-                "response": {"status": response.status_code, "json": answer},
+                "response": recorded,
             }
         )
         return response
