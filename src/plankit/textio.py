@@ -54,8 +54,7 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> TextFil
         at = exc.start - skip
         line = _line_of(data[skip:], at)
         raise InputError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {at}); "
-            "save the file as UTF-8",
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {at}); save the file as UTF-8",
             code="not-utf8",
             path=path,
             line=line,
