@@ -311,3 +311,26 @@ def test_workbooks_with_a_plan_cell_are_checklists(tmp_path: Path) -> None:
     detail = catalog.detail(ref)
     assert detail is not None and detail["plan"]["phases"][0]["tasks"][0]["status"] == "done"
     assert sorted(p.name for p in project.iterdir()) == before  # the board wrote nothing
+
+
+def test_ctrl_c_ends_open_event_streams_and_the_board(project: Path) -> None:
+    import http.client
+    import signal
+
+    running = Board(project)
+    try:
+        wait_until(lambda: running.get("api/plans")[0] == 200, "the board to answer")
+        port = int(running.url.rsplit(":", 1)[1].strip("/"))
+        stream = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        stream.request("GET", "/api/events")
+        response = stream.getresponse()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.readline() == b'data: {"type": "hello"}\n'
+        running.proc.send_signal(signal.SIGINT)
+        assert running.proc.wait(timeout=60) == 130
+        assert response.read() == b"\n"  # the stream ended: the rest of the hello event
+        assert running.proc.stderr is not None
+        errors = running.proc.stderr.read()
+        assert "Traceback" not in errors and "ERROR" not in errors, errors
+    finally:
+        running.stop()

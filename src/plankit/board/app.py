@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import hmac
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -78,17 +78,28 @@ class Hub:
     """Fans events out to every open event stream."""
 
     def __init__(self) -> None:
-        self.queues: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.queues: set[asyncio.Queue[dict[str, Any] | None]] = set()
+        self.closed = False
 
     def publish(self, event: dict[str, Any]) -> None:
         """Send ``event`` to every listener."""
         for queue in list(self.queues):
             queue.put_nowait(event)
 
+    def close(self) -> None:
+        """End every event stream, now and from now on (the server is stopping: a
+        stream that never ends would hold it up)."""
+        self.closed = True
+        for queue in list(self.queues):
+            queue.put_nowait(None)
+
     @contextlib.contextmanager
-    def listen(self) -> Any:
-        """A queue receiving every event while the ``with`` block runs."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    def listen(self) -> Iterator[asyncio.Queue[dict[str, Any] | None]]:
+        """A queue receiving every event while the ``with`` block runs, then None when
+        the hub closes."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        if self.closed:
+            queue.put_nowait(None)
         self.queues.add(queue)
         try:
             yield queue
@@ -172,6 +183,8 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
                     except TimeoutError:
                         yield b": keep-alive\n\n"
                         continue
+                    if event is None:  # the board is stopping
+                        return
                     yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

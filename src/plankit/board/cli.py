@@ -66,8 +66,12 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
 
         webbrowser.open(url)
     app = create_app(root, token=token)
-    # open event streams never end by themselves: on Ctrl-C or SIGTERM they are cut
-    # after a short grace instead of keeping the server alive
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    server.run(sockets=[sock])
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.state.hub.close()  # open event streams end, so the server can stop
+            await super().shutdown(sockets=sockets)
+
+    # the grace only bounds a response that would not end
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    Server(config).run(sockets=[sock])
