@@ -14,12 +14,12 @@ tests that call the mutated function, in one worker process.  Leave out, with
 and cost time) or that need the real stdout/stderr (they fail under mutmut, which
 captures both).
 
-Everything is written under ``.mutation/`` (git-ignored): a snapshot of ``src/`` and
-``tests/``, mutmut's ``mutants/`` folder, its log and ``report.txt``, which holds what
-is printed at the end: the kill rate of each module and every surviving mutant as a
-diff.  A mutant counts as killed when a test failed or ran out of time under it; the
-kill rate is killed mutants over all mutants of the module (mutants that no selected
-test reaches count as survivors).
+Everything is written under ``.mutation/`` (git-ignored): a snapshot of ``src/``,
+``tests/``, ``examples/``, ``docs/`` and ``README.md``, mutmut's ``mutants/`` folder,
+its log and ``report.txt``, which holds what is printed at the end: the kill rate of
+each module and every surviving mutant as a diff.  A mutant counts as killed when a
+test failed or ran out of time under it; the kill rate is killed mutants over all
+mutants of the module (mutants that no selected test reaches count as survivors).
 
 mutmut mutates the bodies of functions and methods (``@staticmethod`` and
 ``@classmethod`` included); module-level constants and other decorated functions
@@ -58,8 +58,8 @@ counts, derandomized, so every mutant meets the same examples and runs are repea
 HYPOTHESIS_SEED = "0"
 """The seed for property tests whose settings are not derandomized by the profile."""
 
-DATA_DIRS = ("examples",)
-"""Folders of the project, besides src/ and tests/, that tests read."""
+DATA_PATHS = ("examples", "docs", "README.md")
+"""Files and folders of the project, besides src/ and tests/, that tests read."""
 
 KILLED = frozenset({"killed", "timeout", "caught by type check"})
 STATUS_LINE = re.compile(r"\s*(\S+): (.+)")
@@ -184,7 +184,7 @@ def write_config(work: Path, modules: list[Path], tests: list[Path]) -> None:
         "only_mutate": [str(m.relative_to(ROOT)) for m in modules],
         "pytest_add_cli_args_test_selection": [str(t.relative_to(ROOT)) for t in tests],
         "pytest_add_cli_args": [*plugins, f"--hypothesis-seed={HYPOTHESIS_SEED}"],
-        "also_copy": [name for name in DATA_DIRS if (work / name).is_dir()],
+        "also_copy": [name for name in DATA_PATHS if (work / name).exists()],
         "use_git_change_detection": False,
     }
     lines += ["", "[tool.mutmut]"]
@@ -200,9 +200,11 @@ def prepare(work: Path, modules: list[Path], tests: list[Path]) -> None:
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(SRC, work / "src", ignore=skip)
     shutil.copytree(TESTS, work / "tests", ignore=skip)
-    for name in DATA_DIRS:
+    for name in DATA_PATHS:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, work / name, ignore=skip)
+        elif (ROOT / name).is_file():
+            shutil.copy2(ROOT / name, work / name)
     write_config(work, modules, tests)
 
 
