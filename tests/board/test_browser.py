@@ -211,10 +211,12 @@ def test_a_step_done_on_disk_appears_without_a_reload(page: Page, project: Path)
     expect(page.locator("#detail")).to_contain_text("Next: 1.3", timeout=WAIT)
 
     text = (project / "PLAN.md").read_text(encoding="utf-8")
-    (project / "PLAN.md").write_text(
+    edited = project / "PLAN.md.part"  # replaced in one step, as plankit writes: the
+    edited.write_text(  # board never reads it half written, and the diff shows one change
         text.replace("- [ ] 2.1 Tag the release", "- [>] 2.1 Tag the release — CI is red"),
         encoding="utf-8",
     )
+    edited.replace(project / "PLAN.md")
     blocked = page.locator('#detail li[data-step="2.1"]')
     expect(blocked).to_have_attribute("data-status", "blocked", timeout=WAIT)
     expect(blocked).to_contain_text("CI is red")
