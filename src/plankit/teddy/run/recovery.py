@@ -121,13 +121,19 @@ def _remove_stray_temp_files(root: Path, targets: Iterable[list[str]]) -> None:
                 stray.unlink(missing_ok=True)
 
 
+LOCK_WAIT = 5.0
+"""Seconds :func:`recover_session` waits for the session lock."""
+
+
 def recover_session(session: Session) -> Outcome | None:
     """Finish the session's latest turn when teddy stopped before it ended (``teddy
     resume``, ``context`` and ``plan`` call this first); None when nothing was cut
-    short.  Waits for nobody: a running ``teddy execute`` holds the lock."""
+    short.  Waits a few seconds for the lock (what a killed ``teddy execute`` started
+    may still be ending), then leaves the turn to the live ``teddy execute`` that
+    holds it."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(session.path / ".lock", timeout=0)
+    lock = FileLock(session.path / ".lock", timeout=LOCK_WAIT)
     try:
         lock.acquire()
     except Timeout:
