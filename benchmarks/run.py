@@ -27,6 +27,7 @@ BENCHMARKS = [
     ("bench_checklist", 25, 10),
     ("bench_xlsx", 3, 1),
     ("bench_agentflow", 5, 3),
+    ("bench_claims", 5, 3),
     ("bench_acp", 15, 5),
     ("bench_board", 5, 2),
 ]

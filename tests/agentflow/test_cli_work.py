@@ -198,9 +198,9 @@ def test_a_database_of_the_first_schema_is_migrated(home: Path) -> None:
     assert shown == record
     assert statuses is not None and [s.state for s in statuses] == ["ready", "waiting", "waiting"]
     with sqlite3.connect(db) as conn:
-        assert [row[0] for row in conn.execute("SELECT version FROM schema_version")] == [1, 2]
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
-        conn.execute("INSERT INTO schema_version VALUES (3, 'later')")
+        assert [row[0] for row in conn.execute("SELECT version FROM schema_version")] == [1, 2, 3]
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        conn.execute("INSERT INTO schema_version VALUES (4, 'later')")
     result = run("session", "list")
     assert result.exit_code == 1
-    assert "was written by a newer plankit (schema 3, this one knows 2)" in result.stderr
+    assert "was written by a newer plankit (schema 4, this one knows 3)" in result.stderr

@@ -74,19 +74,27 @@ class ControlPlane(WorkMixin):
         self.host = socket.gethostname()
         """This host's name, recorded with sessions and claims."""
         self._pool: dict[tuple[int, int], Database] = {}
+        self._session_ids: dict[str, str] = {}
 
     def _connect(self, write: bool) -> Database:
-        if self.database is None:
-            return connect(self.home, write=write)
         import threading
 
-        from plankit.agentflow.pgstore import connect_postgres
-
-        # One connection per process and thread, kept: connecting costs more than a claim.
+        # One connection per process and thread, kept: opening one costs more than a
+        # claim (and closing SQLite's last one checkpoints its log).
         key = (os.getpid(), threading.get_ident())
         db = self._pool.get(key)
-        if db is None or db.closed:
-            db = self._pool[key] = connect_postgres(self.database)
+        if db is not None and not db.closed and db.usable(write):
+            return db
+        if db is not None:
+            with contextlib.suppress(Exception):
+                db.close()
+        if self.database is None:
+            db = connect(self.home, write=write)
+        else:
+            from plankit.agentflow.pgstore import connect_postgres
+
+            db = connect_postgres(self.database)
+        self._pool[key] = db
         return db
 
     def close(self) -> None:
@@ -109,9 +117,6 @@ class ControlPlane(WorkMixin):
                 "state-unusable",
                 f"the agentflow database ({db.where}) failed ({exc}); nothing was changed",
             ) from None
-        finally:
-            if self.database is None:
-                db.close()
 
     def _read(self, action: Callable[[Database], T]) -> T:
         with self._db(write=False) as db:

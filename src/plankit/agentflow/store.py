@@ -44,6 +44,89 @@ BUSY_TIMEOUT = 60.0
 
 T = TypeVar("T")
 
+PG_ONLY = "-- postgresql only\n"
+"""The start of a migration statement that only PostgreSQL runs."""
+
+_STATUS = (
+    "thread_id TEXT, task_id TEXT, state TEXT, holder TEXT, holder_host TEXT, claim_id TEXT, "
+    "claims INTEGER, lease_until BIGINT, changed_at BIGINT, reason TEXT, spec TEXT, "
+    "expired INTEGER"
+)
+_RETURNING = (
+    "t.thread_id, t.task_id, t.state, t.holder, t.holder_host, t.claim_id, t.claims, "
+    "t.lease_until, t.changed_at, t.reason, t.spec, 0"
+)
+
+# The claim of tracking.claim as one call: the same two picks (an expired claim first,
+# then the first ready task in plan order, rows others hold skipped), the same update,
+# and the count of tasks with work left; committed without waiting for the disk (a lost
+# claim only returns its task early).  With no task, one row of nulls and the count.
+_CLAIM_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION agentflow_claim(
+    p_session TEXT, p_agent TEXT, p_holder TEXT, p_host TEXT, p_lease BIGINT, p_claim TEXT)
+RETURNS TABLE ({_STATUS}, remaining BIGINT) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_thread TEXT;
+    v_task TEXT;
+    v_now BIGINT := now_ms();
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = p_session
+                   AND s.ended_at IS NOT NULL) THEN
+        SELECT t.thread_id, t.task_id INTO v_thread, v_task FROM tasks t
+         WHERE t.session_id = p_session AND t.state = 'claimed' AND t.lease_until < v_now
+           AND (p_agent IS NULL OR t.agent IS NULL OR t.agent = p_agent)
+         ORDER BY t.lease_until LIMIT 1 FOR UPDATE SKIP LOCKED;
+        IF v_thread IS NULL THEN
+            SELECT t.thread_id, t.task_id INTO v_thread, v_task FROM tasks t
+             WHERE t.session_id = p_session AND t.state = 'ready'
+               AND (p_agent IS NULL OR t.agent IS NULL OR t.agent = p_agent)
+             ORDER BY t.position LIMIT 1 FOR UPDATE SKIP LOCKED;
+        END IF;
+    END IF;
+    IF v_thread IS NOT NULL THEN
+        RETURN QUERY UPDATE tasks t SET state = 'claimed', holder = p_holder,
+            holder_host = p_host, claim_id = p_claim, claims = t.claims + 1,
+            lease_until = v_now + p_lease, changed_at = v_now, reason = NULL
+         WHERE t.thread_id = v_thread AND t.task_id = v_task
+         RETURNING {_RETURNING}, (SELECT COUNT(*) FROM tasks c WHERE c.session_id = p_session
+                   AND c.state IN ('waiting', 'ready', 'claimed'));
+    ELSE
+        RETURN QUERY SELECT NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::TEXT,
+            NULL::TEXT, NULL::INTEGER, NULL::BIGINT, NULL::BIGINT, NULL::TEXT, NULL::TEXT,
+            NULL::INTEGER, (SELECT COUNT(*) FROM tasks c WHERE c.session_id = p_session
+                            AND c.state IN ('waiting', 'ready', 'claimed'));
+    END IF;
+END $$"""
+
+# The usual done of tracking.finish as one call: a task claimed by the claim given is
+# done and its dependents count down.  Any other case returns no row, and the caller
+# takes the general path (which explains a refusal).
+_DONE_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION agentflow_done(
+    p_session TEXT, p_thread TEXT, p_task TEXT, p_claim TEXT)
+RETURNS TABLE ({_STATUS}) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_now BIGINT := now_ms();
+BEGIN
+    RETURN QUERY UPDATE tasks t SET state = 'done', lease_until = NULL, claim_id = NULL,
+        changed_at = v_now, reason = NULL
+     WHERE t.session_id = p_session AND t.thread_id = p_thread AND t.task_id = p_task
+       AND t.state = 'claimed' AND t.claim_id = p_claim
+     RETURNING {_RETURNING};
+    IF FOUND THEN
+        UPDATE tasks t SET pending = t.pending - 1,
+            state = CASE WHEN t.state = 'waiting' AND t.pending = 1 THEN 'ready'
+                         ELSE t.state END,
+            changed_at = v_now
+         WHERE t.thread_id = p_thread AND t.task_id IN
+            (SELECT d.task_id FROM task_deps d WHERE d.thread_id = p_thread
+             AND d.dep_id = p_task);
+    END IF;
+END $$"""
+
 # Each migration: its version, what it adds, and its statements.  ``{serial}`` is an
 # integer key the database assigns (never reused).
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
@@ -126,6 +209,11 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX task_deps_by_session ON task_deps(session_id)",
         ],
     ),
+    (
+        3,
+        "PostgreSQL: a claim and a done in one round trip each (functions)",
+        [PG_ONLY + _CLAIM_FUNCTION, PG_ONLY + _DONE_FUNCTION],
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -163,8 +251,13 @@ class Database:
         """Run one statement for each row of parameters."""
         raise NotImplementedError
 
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
-        """One write transaction: committed at the end, rolled back on any error."""
+    def transaction(self, *, durable: bool = True) -> contextlib.AbstractContextManager[None]:
+        """One write transaction: committed at the end, rolled back on any error.
+
+        ``durable=False`` lets a database that can commit without waiting for its disk
+        (PostgreSQL's ``synchronous_commit``) do so: for changes that a lost commit
+        cannot make wrong, only undone (a claim, which a lease ends anyway).
+        """
         raise NotImplementedError
 
     def close(self) -> None:
@@ -178,6 +271,11 @@ class Database:
 
     def discard_if_broken(self) -> None:
         """After an error: close the connection if it cannot serve another request."""
+
+    def usable(self, write: bool) -> bool:
+        """Whether this open connection may serve another request (``write``: one that
+        changes the state)."""
+        return True
 
     def is_error(self, exc: BaseException) -> bool:
         """Whether ``exc`` is an error of the database driver."""
@@ -194,12 +292,19 @@ class Database:
     def lock_session(self, session_id: str) -> None:
         """Inside a transaction: serialize with other writers of the same session."""
 
-    def write(self, action: Callable[[Database], T], attempts: int = 8) -> T:
+    def call(self, function: str, params: Sequence[object]) -> list[Any] | None:
+        """The rows of a stored function called in a transaction of its own (again on a
+        deadlock), or ``None`` when this database has none (SQLite)."""
+        return None
+
+    def write(
+        self, action: Callable[[Database], T], attempts: int = 8, *, durable: bool = True
+    ) -> T:
         """Run ``action`` in a transaction, again when the database asks for it (a
         deadlock or serialization failure between concurrent writers)."""
         for attempt in range(attempts):
             try:
-                with self.transaction():
+                with self.transaction(durable=durable):
                     return action(self)
             except Exception as exc:
                 if attempt + 1 < attempts and self.is_retryable(exc):
@@ -272,6 +377,38 @@ class SqliteDatabase(Database):
         self.conn = conn
         self.where = path
         self.read_only = read_only
+        self._queue: int | None = None
+        self._closed = False
+        self._inode = _inode(path)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def usable(self, write: bool) -> bool:
+        # The file must still be the one opened: a database deleted or replaced since is
+        # reported by a new connection, never written through the old one.
+        return _inode(self.where) == self._inode and not (write and self.read_only)
+
+    def _enter_queue(self) -> None:
+        """Wait for the other writers in the kernel (``flock``), woken the moment the
+        lock is free: SQLite's own busy handler sleeps up to 100 ms between tries, which
+        leaves the database idle while a dozen processes wait to write."""
+        import fcntl
+
+        if self._queue is None:
+            path = os.path.join(os.path.dirname(self.where), ".write.lock")
+            try:
+                self._queue = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                return  # BEGIN IMMEDIATE alone still keeps writers apart
+        fcntl.flock(self._queue, fcntl.LOCK_EX)
+
+    def _leave_queue(self) -> None:
+        import fcntl
+
+        if self._queue is not None:
+            fcntl.flock(self._queue, fcntl.LOCK_UN)
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
@@ -280,32 +417,40 @@ class SqliteDatabase(Database):
         self.conn.executemany(sql, rows)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, durable: bool = True) -> Iterator[None]:
         if self.read_only:
             raise read_only_error(os.path.dirname(self.where))
+        self._enter_queue()
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if "readonly" in str(exc):
-                raise read_only_error(os.path.dirname(self.where)) from None
-            raise ControlError(
-                "busy",
-                f"the agentflow database stayed locked for {BUSY_TIMEOUT:.0f} s ({exc}); retry",
-            ) from None
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        try:
-            self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if "readonly" in str(exc):
+                    raise read_only_error(os.path.dirname(self.where)) from None
+                raise ControlError(
+                    "busy",
+                    f"the agentflow database stayed locked for {BUSY_TIMEOUT:.0f} s ({exc}); retry",
+                ) from None
+            try:
+                yield
+            except BaseException:
                 self.conn.execute("ROLLBACK")
-            raise
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+        finally:
+            self._leave_queue()
 
     def close(self) -> None:
+        self._closed = True
         self.conn.close()
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
 
     def is_error(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.Error)
@@ -322,7 +467,17 @@ class SqliteDatabase(Database):
         return int(self.execute("PRAGMA user_version").fetchone()[0])
 
     def ddl(self, statement: str) -> str:
+        if statement.startswith(PG_ONLY):
+            return "SELECT 1"
         return statement.replace("{serial}", "INTEGER PRIMARY KEY AUTOINCREMENT")
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def read_only_error(home: str) -> ControlError:
@@ -414,6 +569,10 @@ def connect_sqlite(home: str, *, write: bool = True) -> SqliteDatabase:
     try:
         conn.create_function("now_ms", 0, _now_ms)
         conn.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            # In WAL mode: a commit is durable when the process dies, not fsynced at
+            # each commit (a power failure may lose the last ones; never corrupts).
+            conn.execute("PRAGMA synchronous = NORMAL")
         version = db.version()
         if version > SCHEMA_VERSION:
             raise newer_schema(path, version)

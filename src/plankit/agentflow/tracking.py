@@ -275,6 +275,37 @@ def _shown(text: str) -> str:
 # --- changing -----------------------------------------------------------------------------
 
 
+def claim_call(
+    db: Database,
+    session_id: str,
+    *,
+    agent: str | None,
+    holder: str | None,
+    host: str,
+    lease_ms: int,
+) -> tuple[TaskStatus | None, int] | None:
+    """:func:`claim` in one call of the database's own function (PostgreSQL), outside
+    any transaction; ``None`` when the database has none."""
+    rows = db.call(
+        "agentflow_claim",
+        (session_id, agent, holder or agent, host, lease_ms, secrets.token_hex(8)),
+    )
+    if rows is None:
+        return None
+    row = rows[0]
+    return (None if row[0] is None else _status(row[:12])), int(row[12])
+
+
+def done_call(db: Database, session_id: str, ref: str, claim_id: str) -> TaskStatus | None:
+    """The usual done (a task claimed by ``claim_id``) in one call of the database's
+    function, outside any transaction; ``None`` for any other case, or without one."""
+    match = _REF.fullmatch(ref)
+    if match is None or match.group(1) is None:
+        return None
+    rows = db.call("agentflow_done", (session_id, match.group(1), match.group(2), claim_id))
+    return _status(rows[0]) if rows else None
+
+
 def claim(
     db: Database,
     session_id: str,
@@ -289,9 +320,15 @@ def claim(
 
     With ``agent``, a task assigned to another agent (its ``agent`` field) is not taken.
     """
-    extra, params = "", [session_id]
+    # (not for an ended session: then nothing is claimed and the caller says why)
+    extra = (
+        " AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = ? "
+        "AND s.ended_at IS NOT NULL)"
+    )
+    params = [session_id, session_id]
     if agent is not None:
-        extra, params = " AND (agent IS NULL OR agent = ?)", [session_id, agent]
+        extra += " AND (agent IS NULL OR agent = ?)"
+        params.append(agent)
     row = db.execute(
         "SELECT thread_id, task_id FROM tasks WHERE session_id = ? AND state = 'claimed' "
         f"AND lease_until < now_ms(){extra} ORDER BY lease_until LIMIT 1{db.skip_locked}",
@@ -316,6 +353,16 @@ def claim(
 
 
 def _row(db: Database, session_id: str, ref: str) -> TaskStatus:
+    """The task ``ref`` names, its row locked until the transaction ends."""
+    match = _REF.fullmatch(ref)
+    if match is not None and match.group(1) is not None:  # the usual case: one query
+        row = db.execute(
+            f"SELECT {_COLUMNS} FROM tasks WHERE session_id = ? AND thread_id = ? AND "
+            f"task_id = ?{db.for_update}",
+            (session_id, match.group(1), match.group(2)),
+        ).fetchone()
+        if row is not None:
+            return _status(row)
     thread_id, task_id = locate(db, session_id, ref)
     row = db.execute(
         f"SELECT {_COLUMNS} FROM tasks WHERE thread_id = ? AND task_id = ?{db.for_update}",

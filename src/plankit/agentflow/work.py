@@ -31,6 +31,8 @@ class WorkMixin:
 
     host: str
     """This host's name, recorded with each claim."""
+    _session_ids: dict[str, str]
+    """Session references already resolved to internal ids."""
 
     def _db(self, write: bool = True) -> contextlib.AbstractContextManager[Database]:
         raise NotImplementedError
@@ -55,30 +57,51 @@ class WorkMixin:
         """
         lease_ms = _lease_ms(lease)
         with self._db() as conn:
-            found = self._find(conn, session, live=True)
-            task, left = conn.write(
+            sid = self._session_id(conn, session)
+            called = tracking.claim_call(
+                conn, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
+            )
+            task, left = called or conn.write(
                 lambda db: tracking.claim(
-                    db, found.session_id, agent=agent, holder=agent, host=self.host,
-                    lease_ms=lease_ms,
-                )
-            )  # fmt: skip
-            if (
-                task is None
-                and left == 0
-                and tracking.tracked_commit(conn, found.session_id) is None
-            ):
-                raise ControlError(
-                    "commit-none",
-                    f"session {found.session_id} has no commit yet: there is nothing to claim",
-                )
+                    db, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
+                ),
+                durable=False,  # a lost claim only returns its task early
+            )
+            if task is None:
+                found = self._find(conn, session, live=True)  # ended since?
+                if left == 0 and tracking.tracked_commit(conn, found.session_id) is None:
+                    raise ControlError(
+                        "commit-none",
+                        f"session {found.session_id} has no commit yet: there is nothing to claim",
+                    )
         return Claim(task, left)
 
+    def _session_id(self, conn: Database, session: str | None) -> str:
+        """The internal id of the session ``session`` names (as :meth:`_find`), from a
+        cache: task commands of one agent name the same session again and again, and its
+        id never changes."""
+        import os
+
+        from plankit.agentflow.paths import ENV_SESSION
+
+        ref = session if session is not None else (os.environ.get(ENV_SESSION) or None)
+        if ref is not None and ref in self._session_ids:
+            return self._session_ids[ref]
+        found = self._find(conn, session)
+        if ref is not None:
+            self._session_ids[ref] = found.session_id
+        return found.session_id
+
     def _task_write(
-        self, session: str | None, action: Callable[[Database, str], TaskStatus]
+        self,
+        session: str | None,
+        action: Callable[[Database, str], TaskStatus],
+        *,
+        durable: bool = True,
     ) -> TaskStatus:
         with self._db() as conn:
-            found = self._find(conn, session)
-            return conn.write(lambda db: action(db, found.session_id))
+            sid = self._session_id(conn, session)
+            return conn.write(lambda db: action(db, sid), durable=durable)
 
     def done(
         self, ref: str, session: str | None = None, *, claim: str | None = None,
@@ -88,6 +111,11 @@ class WorkMixin:
 
         ``claim`` (the id the claim printed) makes sure the caller still holds it.
         """
+        if claim is not None:
+            with self._db() as conn:
+                done = tracking.done_call(conn, self._session_id(conn, session), ref, claim)
+            if done is not None:
+                return done
         return self._task_write(
             session,
             lambda db, sid: tracking.finish(
@@ -119,6 +147,7 @@ class WorkMixin:
         return self._task_write(
             session,
             lambda db, sid: tracking.heartbeat(db, sid, ref, claim_id=claim, lease_ms=lease_ms),
+            durable=False,  # a lost heartbeat only ends the lease sooner
         )
 
     def release(
