@@ -215,6 +215,14 @@ def _fast(yaml: str, first_line: int) -> Node | None:
     indent = -1
     for offset, raw in enumerate(yaml.split("\n")):
         line = first_line + offset
+        if pending is None:
+            simple = _SIMPLE_LINE.fullmatch(raw)
+            if simple is not None:  # key: scalar, the most common line, in one match
+                key = simple.group(1)
+                if key in _NULL_KEYS:
+                    return None  # a null key: the full parser refuses it as YAML reads it
+                items.append((key, line, _scalar(simple.group(2), line)))
+                continue
         stripped = raw.strip(" ")
         if not stripped or stripped[0] == "#":
             continue
