@@ -1131,3 +1131,191 @@ def test_the_checker_reports_with_lines_and_knows_the_last_line() -> None:
         Diagnostic(5, "fence-unclosed", UNCLOSED.format("```")),
         Diagnostic(3, "stray-content", "unexpected paragraph 'para' here"),
     ]
+
+
+# --- found by a second mutation run -------------------------------------------------------
+
+
+def test_a_message_runs_to_the_line_before_the_next_action() -> None:
+    assert [
+        a.get("message") for a in _actions("### `CHAT_WITH_USER`\nx\ny\n### `CONCLUDE`\nz")
+    ] == [
+        "x\ny",
+        "z",
+    ]
+
+
+def test_the_last_actions_message_stops_where_the_action_plan_ends() -> None:
+    text = _doc(rest="## Action Plan\n\n### `CONCLUDE`\nbye\n\n## Memos\n```\n[+] a\n```\n")
+    plan = parse_plan(text)
+    assert [action_to_dict(a)["message"] for a in plan.actions] == ["bye"]
+    assert [m.text for m in plan.memos] == ["a"]
+
+
+def test_a_text_without_a_title_or_sections_gets_every_missing_part() -> None:
+    assert _diags("just text\n") == [
+        (1, "action-plan-missing", ACTION_PLAN_MISSING),
+        (
+            1,
+            "content-before-title",
+            "unexpected paragraph 'just text' before the `# Title` heading",
+        ),
+        (1, "rationale-missing", RATIONALE_MISSING),
+        (1, "title-missing", "the plan has no `# Title` heading"),
+    ]
+
+
+@pytest.mark.parametrize("section", ["## Notes", "## Rationale"])
+def test_a_label_heading_after_a_section_that_is_not_read_is_not_a_label(section: str) -> None:
+    found = _diags(_doc(rest=f"{section}\n\n## FIND:\n\n" + CONCLUDE))
+    assert [(line, code) for line, code, _ in found][-1] == (17, "unknown-section")
+    assert "'## FIND:'" in found[-1][2]
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        (
+            "#### " + "h" * 50,
+            "unexpected heading '#### " + "h" * 39 + "…' in the plan header (only the metadata "
+            "list follows the title)",
+        ),
+        (
+            "\n    code",
+            "unexpected code block in the plan header (only the metadata list follows the title)",
+        ),
+        (
+            "\n<div>\nx\n</div>",
+            "unexpected html block in the plan header (only the metadata list follows the title)",
+        ),
+    ],
+)
+def test_stray_blocks_are_named_by_their_kind(header: str, expected: str) -> None:
+    found = _diags(f"# T\n{header}\n\n{RATIONALE}\n\n{CONCLUDE}")
+    assert [message for _, _, message in found] == [expected]
+
+
+def test_a_rationale_fence_followed_by_more_names_the_rationale() -> None:
+    text = (
+        "# T\n\n## Rationale\n```\nSynthesis\nJustification\nExpected Outcome\nState Dashboard\n"
+        "```\nmore\n\n" + CONCLUDE
+    )
+    assert _diags(text) == [
+        (
+            10,
+            "stray-content",
+            "unexpected paragraph 'more' in the Rationale section, which holds one fenced block "
+            "(did a fence inside it close the block early? run `teddy preprocess`)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        pytest.param(
+            "### `EDIT`\n- **File Path:** https://x.org/a\n\nFIND:\n```\na\n```\nREPLACE:\n```\nb\n```",
+            [
+                (
+                    19,
+                    "path-invalid",
+                    "EDIT: 'File Path' must be a project path like [docs/a.md](/docs/a.md), not "
+                    "the URL https://x.org/a",
+                )
+            ],
+            id="edit-a-url-as-its-path",
+        ),
+        pytest.param(
+            f"### `EDIT`\n{PATH}```\nx\n```\n\ntext",
+            [
+                (
+                    21,
+                    "edit-unlabelled-block",
+                    "a fenced block in EDIT must follow a FIND: or REPLACE: label",
+                ),
+                (
+                    25,
+                    "stray-content",
+                    "unexpected paragraph 'text' in EDIT (only FIND:/REPLACE: pairs follow the metadata)",
+                ),
+            ],
+            id="edit-goes-on-after-an-unlabelled-block",
+        ),
+        pytest.param(
+            "### `CREATE FILE NOW`",
+            [
+                (
+                    18,
+                    "unknown-action",
+                    f"unknown action '`CREATE FILE NOW`'; {EXPECTED_ONE_OF}; the heading must "
+                    "hold the action name only, e.g. ### `CREATE`",
+                )
+            ],
+            id="an-action-word-then-more-words",
+        ),
+        pytest.param(
+            "### `PRUNEX`\n- **Resource:** [a](/a)",
+            [
+                (
+                    18,
+                    "unknown-action",
+                    f"unknown action '`PRUNEX`'; {EXPECTED_ONE_OF}; did you mean PRUNE?",
+                )
+            ],
+            id="a-name-ending-in-x",
+        ),
+        pytest.param(
+            "### `CREATE`\n- **Description:** d\n- nonsense\n- **File Path:** [a](/a)\n```\nc\n```",
+            [
+                (
+                    20,
+                    "metadata-invalid",
+                    "expected '**Key:** value' in the CREATE metadata list; found 'nonsense'",
+                )
+            ],
+            id="fields-after-a-bad-item-are-read",
+        ),
+        pytest.param(
+            "### `EXECUTE`\n- **env:**\n\n  para\n\n  - A: 1\n  - 1BAD: 2\n```\nls\n```",
+            [
+                (21, "stray-content", "unexpected paragraph 'para' inside the 'env' field"),
+                (24, "env-invalid", "'1BAD' is not a variable name"),
+            ],
+            id="env-list-after-a-paragraph",
+        ),
+        pytest.param(
+            "### `EXECUTE`\n- **env:**\n  - A: 1\n  -\n  - B: 2\n```\nls\n```",
+            [(21, "env-invalid", 'expected an env item like `NAME`: "value"')],
+            id="env-an-empty-item",
+        ),
+        pytest.param(
+            "### `EXECUTE`\n- **env:**\n  - ```\n    x\n    ```\n```\nls\n```",
+            [(20, "env-invalid", 'expected an env item like `NAME`: "value"')],
+            id="env-a-fenced-item",
+        ),
+        pytest.param(
+            "### `CONCLUDE`\n- **Handoff Resources:**\n  - [a](/a)\n  -\n  - [b](/b)\n\nbye",
+            [(21, "resource-invalid", "CONCLUDE: expected a link")],
+            id="handoff-an-empty-item",
+        ),
+    ],
+)
+def test_more_action_problems(actions: str, expected: list[Diag]) -> None:
+    assert _problems(actions) == expected
+
+
+def test_names_and_values_starting_or_ending_with_x_are_kept_whole() -> None:
+    actions = _actions(
+        "### `EXECUTE`\n- **env:**\n  - XDG_CONFIG_HOME: XconfX\n  - Q: 'x'\n```\nls\n```\n\n"
+        "### `CREATE`\n- **File Path:** `XMLParser.py`\n```\nc\n```\n\n"
+        "### `READ`\n- **Resource:** `Xdocs/a.md`\n\n"
+        "### `INVOKE`\n- **Agent:** `Xavier`\n- **Handoff Resources:** `XMLParser.py`, `Xdocs/a.md`\n\n"
+        "Go."
+    )
+    assert actions[0]["env"] == {"XDG_CONFIG_HOME": "XconfX", "Q": "x"}
+    assert actions[1]["path"] == "XMLParser.py"
+    assert actions[2]["resource"] == "Xdocs/a.md"
+    assert (actions[3]["agent"], actions[3]["handoff_resources"]) == (
+        "Xavier",
+        ["XMLParser.py", "Xdocs/a.md"],
+    )
