@@ -694,6 +694,9 @@ def test_console_tier_opens_the_checklist_in_a_real_terminal(tmp_path: Path) -> 
         term.wait_for(cursor_on("[✓] [+] ADD:"))  # the checklist, with its cursor on the memo
         term.send(DOWN, DOWN, DOWN, "p")  # memo → Action Plan → EDIT → CREATE farewells
         term.wait_for("File path:")
+        # the input has the focus once its cursor is drawn (the first character styled
+        # apart from the rest): only then does ENTER reach it
+        term.wait_for(re.compile(rb"s\x1b\[0m\x1b\[[0-9;]*mrc/farewells\.py"))
         term.send(ENTER)  # keep the proposed path
         term.wait_for("saved the file content? (y/n)")
         term.send("y")
