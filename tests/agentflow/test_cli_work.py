@@ -176,7 +176,12 @@ def test_session_end_and_gc(home: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert run("gc", "--older-than", "-1").exit_code == 2
     assert run("gc").exit_code == 2
     sessions = ok("session", "list")["sessions"]
-    assert len(sessions) == 2  # type: ignore[arg-type]
+    assert isinstance(sessions, list) and len(sessions) == 2
+    by_id = {row["session_id"]: row for row in sessions}
+    assert by_id[old["session_id"]]["ended_at"] == ended["ended_at"]
+    assert by_id[keep["session_id"]]["ended_at"] is None
+    assert by_id[keep["session_id"]]["threads"] == 1
+    assert {row["host"] for row in sessions} == {ControlPlane().host}
 
 
 def test_a_database_of_the_first_schema_is_migrated(home: Path) -> None:

@@ -174,14 +174,14 @@ def mark_removed(conn: Database, thread_id: str, when: str) -> None:
 def session_summaries(conn: Database) -> list[SessionSummary]:
     """Every session, newest first, with its thread and commit counts."""
     rows = conn.execute(
-        "SELECT s.session_id, s.agent_session_id, s.topic, s.created_at, "
+        "SELECT s.session_id, s.agent_session_id, s.topic, s.created_at, s.ended_at, s.host, "
         "(SELECT COUNT(*) FROM threads t WHERE t.session_id = s.session_id "
         " AND t.removed_at IS NULL), "
         "(SELECT COUNT(*) FROM commits c WHERE c.session_id = s.session_id), "
         "(SELECT MAX(committed_at) FROM commits c WHERE c.session_id = s.session_id) "
         "FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC"
     ).fetchall()
-    return [SessionSummary(_session(row), int(row[4]), int(row[5]), row[6]) for row in rows]
+    return [SessionSummary(_session(row), int(row[6]), int(row[7]), _text(row[8])) for row in rows]
 
 
 def load_commit(conn: Database, session_id: str, number: int | None) -> CommitRecord:
