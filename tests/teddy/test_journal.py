@@ -28,6 +28,11 @@ class Crash(BaseException):
     """Stands for a kill: nothing after it runs, not even except Exception blocks."""
 
 
+def killed(*args: object, **kwargs: object) -> None:
+    """A function that never returns: the process dies in it."""
+    raise Crash
+
+
 def _turn(tmp_path: Path, actions: str = ACTIONS) -> Turn:
     session = create_session(tmp_path, "journal", get_prompt("Developer"), "Developer")
     turn = session.latest()
@@ -63,9 +68,6 @@ def test_crash_after_the_report_before_the_next_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     turn = _turn(tmp_path)
-
-    def killed(*args: object, **kwargs: object) -> None:
-        raise Crash
 
     monkeypatch.setattr(execute_module, "prepare_next", killed)
     with pytest.raises(Crash):
@@ -136,9 +138,6 @@ def test_crash_before_a_validation_report_validates_again(
     (tmp_path / "a.txt").write_text("exists")
     turn = _turn(tmp_path)
 
-    def killed(*args: object, **kwargs: object) -> None:
-        raise Crash
-
     monkeypatch.setattr(execute_module, "write_text_atomic", killed)
     with pytest.raises(Crash):
         _execute(turn)
@@ -152,9 +151,6 @@ def test_crash_before_a_validation_report_validates_again(
 
 def test_a_torn_last_line_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     turn = _turn(tmp_path)
-
-    def killed(*args: object, **kwargs: object) -> None:
-        raise Crash
 
     monkeypatch.setattr(execute_module, "prepare_next", killed)
     with pytest.raises(Crash):

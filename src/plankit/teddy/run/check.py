@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plankit.teddy.run.journal import JOURNAL_FILE, replay
-from plankit.teddy.run.outcome import ExecuteError, load_plan
+from plankit.teddy.run.outcome import ExecuteError, check_executable, load_plan
 from plankit.teddy.run.validate import ValidationIssue, Workspace, turn_workspace, validate_plan
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
@@ -46,22 +46,7 @@ def _session_turn(turn: Turn) -> None:
                 "resume` finishes it first",
                 code="cut-short",
             )
-    if turn.number != latest.number:
-        raise ExecuteError(
-            f"turn {turn.name} is not the session's latest turn ({latest.name}); check the "
-            "latest one",
-            code="not-latest",
-        )
-    if turn.report_path.exists():
-        raise ExecuteError(
-            f"turn {turn.name} was already executed (its report.md exists)",
-            code="already-executed",
-        )
-    if not turn.plan_path.exists():
-        raise ExecuteError(
-            f"turn {turn.name} has no plan.md yet; write one or run `teddy plan`",
-            code="no-plan",
-        )
+    check_executable(turn, latest, "check")
 
 
 def check_plan(

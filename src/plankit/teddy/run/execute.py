@@ -38,7 +38,7 @@ from plankit.teddy.run.approval import (
 )
 from plankit.teddy.run.checkpoint import TurnCheckpoint
 from plankit.teddy.run.journal import Journal
-from plankit.teddy.run.outcome import ExecuteError, Outcome, load_plan, now
+from plankit.teddy.run.outcome import ExecuteError, Outcome, check_executable, load_plan, now
 from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.run.transition import prepare_next
@@ -225,22 +225,7 @@ def execute_turn(
         recovered = finish_from_journal(session.latest())
         if recovered is not None:
             return recovered
-        if turn.number != session.latest().number:
-            raise ExecuteError(
-                f"turn {turn.name} is not the session's latest turn "
-                f"({session.latest().name}); execute the latest one",
-                code="not-latest",
-            )
-        if turn.report_path.exists():
-            raise ExecuteError(
-                f"turn {turn.name} was already executed (its report.md exists)",
-                code="already-executed",
-            )
-        if not turn.plan_path.exists():
-            raise ExecuteError(
-                f"turn {turn.name} has no plan.md yet; write one or run `teddy plan`",
-                code="no-plan",
-            )
+        check_executable(turn, session.latest())
         return _execute_locked(turn, approver, chat, config, runtime)
     finally:
         lock.release()

@@ -55,3 +55,24 @@ def load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
     except PlanError as exc:
         issues = [ValidationIssue(None, d.line, d.message, d.code) for d in exc.diagnostics]
         return None, issues, text
+
+
+def check_executable(turn: Turn, latest: Turn, action: str = "execute") -> None:
+    """Raise :class:`ExecuteError` unless ``turn`` (with ``latest`` the session's latest
+    turn) is one ``teddy execute`` may run: the latest, with a plan and no report."""
+    if turn.number != latest.number:
+        raise ExecuteError(
+            f"turn {turn.name} is not the session's latest turn ({latest.name}); {action} "
+            "the latest one",
+            code="not-latest",
+        )
+    if turn.report_path.exists():
+        raise ExecuteError(
+            f"turn {turn.name} was already executed (its report.md exists)",
+            code="already-executed",
+        )
+    if not turn.plan_path.exists():
+        raise ExecuteError(
+            f"turn {turn.name} has no plan.md yet; write one or run `teddy plan`",
+            code="no-plan",
+        )
