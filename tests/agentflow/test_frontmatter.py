@@ -224,3 +224,32 @@ def test_an_id_with_unicode_space_is_not_kebab_case(tmp_path: Path) -> None:
         ("id-format", "01-a.md"),
         ("id-format", "02-b.md"),
     ]
+
+
+def _closing_by_regex(text: str, pos: int, end: int) -> tuple[int, int] | None:
+    """The closing line as a multiline regular expression finds it (the reference)."""
+    import re
+
+    while True:
+        match = re.compile(r"^---", re.M).search(text, pos, end)
+        if match is None:
+            return None
+        blanks = re.compile(r"[ \t]*").match(text, match.end())
+        assert blanks is not None
+        if blanks.end() == len(text) or text[blanks.end()] == "\n":
+            return match.start(), blanks.end()
+        pos = match.end()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(["---", "-", "\n", " ", "\t", "a", "\n---", "--- "]), max_size=12),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_the_closing_line_search_agrees_with_the_regular_expression(
+    pieces: list[str], pos: int, end: int
+) -> None:
+    text = "".join(pieces)
+    pos, end = min(pos, len(text)), min(end, len(text))
+    assert fm._closing(text, pos, end) == _closing_by_regex(text, pos, end), (text, pos, end)
