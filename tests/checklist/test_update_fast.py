@@ -16,6 +16,7 @@ from plankit.checklist import TaskStatus, locate, parse_plan, scan, update_task_
 from plankit.checklist.errors import AmbiguousStepError
 from plankit.checklist.render import STARTER_PLAN, render_new_plan
 from plankit.checklist.structure import Structure, read_structure
+from tests.profiles import examples
 
 TODAY = dt.date(2026, 1, 15)
 STEPS = ["1.1", "1.2", "1.10", "2.1", "2.1.1", "2.1.2", "1.1.1", "10.1", "3.1"]
@@ -164,7 +165,7 @@ def join(blocks: list[list[str]], eol: str, final: bool) -> str:
     return eol.join(lines) + (eol if final and lines else "")
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LINE_SOUP, st.sampled_from(["\n", "\r\n"]), st.booleans())
 @example([["### Phase 1: W"], ["- a"], ["      - [ ] 1.1 x"]], "\n", True)
 @example([["- a"], ["     - b"], ["    - [ ] 1.1 lazy"]], "\n", True)
@@ -218,19 +219,19 @@ def plan(draw: st.DrawFn) -> str:
     return "\n".join(out) + "\n"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(plan(), st.sampled_from(["\n", "\r\n"]))
 def test_generated_plans_agree_with_the_tree(text: str, eol: str) -> None:
     check(text.replace("\n", eol))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(plan(), st.sampled_from(["\n", "\r\n"]), st.sampled_from(list(TaskStatus)))
 def test_cold_updates_equal_tree_updates(text: str, eol: str, status: TaskStatus) -> None:
     check_updates(text.replace("\n", eol), status, "a — note")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LINE_SOUP, st.sampled_from(["\n", "\r\n"]), st.sampled_from(list(TaskStatus)))
 def test_cold_updates_equal_tree_updates_on_line_soup(
     blocks: list[list[str]], eol: str, status: TaskStatus
