@@ -460,7 +460,10 @@ class _Sanitizer:
             del self.notes[earlier.notes :]
             self.close(earlier.opener, limit)
             return
-        newline = "\r\n" if text.startswith("\r\n", opener.end) else "\n"
+        # the new line ends as the line it follows does (after a last line without a
+        # newline, as the opening fence's line does)
+        ending = eol if eol < len(text) else opener.end
+        newline = "\r\n" if text.startswith("\r\n", ending) else "\n"
         self.edits.append((eol, eol, newline + fence))
         if limit >= len(text):
             self.open_end = True
