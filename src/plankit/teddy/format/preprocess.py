@@ -588,7 +588,7 @@ def propose(text: str) -> Proposal:
         end, start = remarks
         if sanitizer.edits:
             end += sum(len(new) - (b - a) for a, b, new in sanitizer.edits if a <= end)
-        remarks = (end, start - (len(current) - len(text)))
+        remarks = (end, start - (len(sanitizer.text) - len(text)))
     changes = first.changes() if sanitizer is first else _compare(text, current)
     return Proposal(current, changes, remarks, open_end)
 
