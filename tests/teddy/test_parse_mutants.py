@@ -23,6 +23,7 @@ from plankit.teddy.format.parse import (
 )
 from plankit.teddy.format.parse.checker import Checker, clip, describe, norm_key, suggest
 from plankit.teddy.format.parse.names import action_name
+from plankit.teddy.format.parse.swallowed import swallowed_actions
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "plans"
 
@@ -1319,3 +1320,110 @@ def test_names_and_values_starting_or_ending_with_x_are_kept_whole() -> None:
         "Xavier",
         ["XMLParser.py", "Xdocs/a.md"],
     )
+
+
+# --- a block that swallowed an action (swallowed.py) ------------------------------------
+# A fenced block left open ends at a later block's closing fence; what the parser says
+# about it, to the line and word.  The texts are the block alone: the plan around it
+# changes only the line numbers.
+
+
+def _swallowed(text: str) -> list[Diag]:
+    return [(d.line, d.code, d.message) for d in swallowed_actions(parse_document(text))]
+
+
+def _in_fence(title: str, heading: int, inner: int, closing: int, info: str = "shell") -> Diag:
+    return (
+        heading,
+        "action-in-fence",
+        f"'### {title}' is inside the ```python block opened at line 1, whose closing fence "
+        f"(line {closing}) closes the ```{info} block of line {inner} instead: the block of "
+        f"line 1 was probably never closed; run `teddy preprocess`, or close it before line "
+        f"{heading}",
+    )
+
+
+def _ambiguous(inner: int, closing: int, info: str = "shell", outer: str = "python") -> Diag:
+    return (
+        inner,
+        "fence-ambiguous",
+        f"the ```{outer} block opened at line 1 holds this opening fence, whose closing fence "
+        f"(line {closing}) closes the ```{info} block of line {inner} instead: either the "
+        f"block of line 1 was never closed, or its fences are too short; run `teddy "
+        f"preprocess`, or close it before line {inner}, or make its fences longer than any "
+        f"run of ` inside",
+    )
+
+
+SWALLOWING = "```python\nx = 1\n\n### {}\n```shell\nls\n```\n"
+"""An unclosed block, a heading on line 4, and an EXECUTE's block (lines 5 to 7)."""
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["`EXECUTE` ##", "`EXECUTE`\t#", "`EXECUTE` #######", "`EXECUTE`"],
+    ids=["closing-hashes", "after-a-tab", "longer-than-the-opening", "none"],
+)
+def test_a_swallowed_heading_is_named_without_its_closing_hashes(heading: str) -> None:
+    assert _swallowed(SWALLOWING.format(heading)) == [_in_fence("`EXECUTE`", 4, 5, 7)]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["`EXECUTE`#", "`EXECUTE` X", "`EXECUTE` #X", "###", "`RUN`"],
+    ids=[
+        "hash-glued-to-the-name",
+        "a-word-after",
+        "a-word-after-a-hash",
+        "only-hashes",
+        "no-action",
+    ],
+)
+def test_a_heading_that_names_no_action_leaves_the_block_ambiguous(heading: str) -> None:
+    # CommonMark: a # run is a closing sequence only after a space or a tab
+    assert _swallowed(SWALLOWING.format(heading)) == [_ambiguous(5, 7)]
+
+
+def test_the_first_swallowed_action_is_the_one_reported() -> None:
+    text = "```python\nx = 1\n\n### `READ`\n- **Resource:** [a](/a)\n\n### `EXECUTE`\n```shell\nls\n```\n"
+    assert _swallowed(text) == [_in_fence("`READ`", 4, 8, 10)]
+
+
+def test_a_heading_inside_an_inner_block_is_that_blocks_content() -> None:
+    # the ~~~ block (lines 3 to 5) holds the heading: no action vanished
+    text = "```python\nx = 1\n~~~\n### `EXECUTE`\n~~~\n```shell\nls\n```\n"
+    assert _swallowed(text) == [_ambiguous(6, 8)]
+
+
+def test_a_line_with_a_backtick_after_its_backtick_run_is_no_fence() -> None:
+    text = "```python\nx = 1\n```ls``` lists files\n### `EXECUTE`\n```shell\nls\n```\n"
+    assert _swallowed(text) == [_in_fence("`EXECUTE`", 4, 5, 7)]
+
+
+def test_an_inner_block_closed_before_the_heading_hides_nothing() -> None:
+    # the ~~~ run closes a block it opened at the same length; ``` inside it is content
+    text = "```python\nx = 1\n~~~text\n```python\n~~~\n### `EXECUTE`\n```shell\nls\n```\n"
+    assert _swallowed(text) == [_in_fence("`EXECUTE`", 6, 7, 9)]
+
+
+def test_a_fence_of_the_other_character_does_not_close_an_inner_block() -> None:
+    text = "```python\nx = 1\n### `EXECUTE`\n```shell\nls\n~~~\n```\n"
+    assert _swallowed(text) == [_in_fence("`EXECUTE`", 3, 4, 7)]
+
+
+def test_an_inner_tilde_block_that_stays_open_is_not_reported() -> None:
+    # the closing ``` is inside the ~~~ block: not the sign of a swallowed action
+    text = "```python\nx = 1\n~~~text\n### `EXECUTE`\n```shell\nls\n```\n"
+    assert _swallowed(text) == []
+
+
+def test_lines_are_counted_from_a_blank_first_line() -> None:
+    assert _swallowed("```python\n\n### `EXECUTE`\n```shell\nls\n```\n") == [
+        _in_fence("`EXECUTE`", 3, 4, 6)
+    ]
+    assert _swallowed("```python\n\n```text\nq\n```\n") == [_ambiguous(3, 5, info="text")]
+
+
+def test_an_unclosed_research_query_gets_the_whole_fence_ambiguous_message() -> None:
+    text = "```text\nfirst query\n\n```text\nsecond query\n```\n"
+    assert _swallowed(text) == [_ambiguous(4, 6, info="text", outer="text")]
