@@ -461,9 +461,9 @@ class _Sanitizer:
             self.close(earlier.opener, limit)
             return
         # the new line ends as the line it follows does (after a last line without a
-        # newline, as the opening fence's line does)
-        ending = eol if eol < len(text) else opener.end
-        newline = "\r\n" if text.startswith("\r\n", ending) else "\n"
+        # newline, as the line before that one does)
+        lf = text.find("\n", eol) if eol < len(text) else text.rfind("\n", 0, eol)
+        newline = "\r\n" if lf > 0 and text[lf - 1] == "\r" else "\n"
         self.edits.append((eol, eol, newline + fence))
         if limit >= len(text):
             self.open_end = True
@@ -599,7 +599,9 @@ def _compare(before: str, after: str) -> tuple[Change, ...]:
     repaired text's blocks."""
     from plankit.markdown.tree import Fence, parse_document
 
-    old, new = before.split("\n"), after.split("\n")
+    # a closing fence inserted after a last line without a newline gives that line one
+    old = [line.removesuffix("\r") for line in before.split("\n")]
+    new = [line.removesuffix("\r") for line in after.split("\n")]
     partner: dict[int, tuple[str, int]] = {}  # line in ``after`` -> its block's other end
     for block in parse_document(after.removeprefix("\ufeff")).blocks:
         if isinstance(block, Fence) and block.closed:
