@@ -110,5 +110,6 @@ def _fence(char: str, length: int, *, bare: bool) -> Event:
 def test_nest_tracks_inner_blocks(
     stack: list[tuple[str, int]], fence: Event, result: bool, after: list[tuple[str, int]]
 ) -> None:
+    stack = list(stack)  # the parameter's list is shared by every run of the test
     assert nest(stack, fence, "`") is result
     assert stack == after
