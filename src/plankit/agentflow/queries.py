@@ -127,6 +127,15 @@ def active_threads(conn: Database, session_id: str) -> list[Thread]:
     return [_thread(row) for row in rows]
 
 
+def all_threads(conn: Database, session_id: str) -> list[Thread]:
+    """Every thread the session was given, removed ones too, in the order they were made."""
+    rows = conn.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    return [_thread(row) for row in rows]
+
+
 def find_thread(conn: Database, session_id: str, thread_id: str) -> Thread:
     """A thread of the session (removed or not); ``thread-unknown`` otherwise."""
     row = conn.execute(

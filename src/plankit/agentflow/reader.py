@@ -1,0 +1,249 @@
+"""The control plane read by a viewer (``plankit board``): nothing is ever written.
+
+:func:`open_reader` opens the database without creating, migrating or locking anything:
+a missing ``agentflow.db`` is no database (``None``), not one to make; a SQLite file is
+opened read-only (``mode=ro``); a PostgreSQL connection runs read-only transactions
+only.  A schema other than this plankit's is refused with one line, since its tables may
+not be the ones read here.
+
+The functions below read what a board shows: every session with its counts
+(:func:`sessions`), one session's threads and commits over time (:func:`timeline`), a
+commit with its tracked task states (:func:`commit`), and a cheap :func:`signature` of
+the whole database that changes whenever anything shown may have changed (polled to
+notice work done by agents on other hosts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from plankit.agentflow import queries, tracking
+from plankit.agentflow.records import (
+    CommitRecord,
+    ControlError,
+    SessionSummary,
+    TaskStatus,
+    Thread,
+)
+from plankit.agentflow.store import SCHEMA_VERSION, Database, SqliteDatabase
+
+DB_NAME = "agentflow.db"
+
+
+def _ro_sqlite(path: str) -> SqliteDatabase:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, isolation_level=None)
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            # WAL needs its -shm file, which this directory cannot get: nobody can write
+            # there either, so the file is read as it is
+            conn.close()
+            conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise ControlError(
+            "state-unusable", f"cannot read the agentflow database {path} ({exc})"
+        ) from None
+    conn.create_function("now_ms", 0, _now_ms)
+    return SqliteDatabase(conn, path, True)
+
+
+def _now_ms() -> int:
+    import time
+
+    return time.time_ns() // 1_000_000
+
+
+def open_reader(home: str | None, database: str | None) -> Database | None:
+    """A read-only connection to the control plane: the PostgreSQL ``database`` when
+    given, else ``home/agentflow.db`` (``None`` when that file does not exist)."""
+    if database:
+        db: Database = _ro_postgres(database)
+    else:
+        if home is None:
+            return None
+        path = os.path.join(home, DB_NAME)
+        if not os.path.isfile(path):
+            return None
+        db = _ro_sqlite(path)
+    try:
+        version = db.version()
+    except Exception as exc:
+        db.close()
+        if isinstance(exc, ControlError):
+            raise
+        raise ControlError(
+            "state-unusable", f"cannot read the agentflow database {db.where} ({exc})"
+        ) from None
+    if version != SCHEMA_VERSION:
+        db.close()
+        newer = "a newer plankit" if version > SCHEMA_VERSION else "an older plankit"
+        raise ControlError(
+            "schema-mismatch",
+            f"{db.where} has schema version {version}, written by {newer} (this one reads "
+            f"version {SCHEMA_VERSION}); run an `agentctl` command of the same plankit on it",
+        )
+    return db
+
+
+def _ro_postgres(url: str) -> Database:
+    from plankit.agentflow.pgstore import PostgresDatabase, safe_url
+
+    try:
+        import psycopg
+    except ImportError:
+        raise ControlError(
+            "state-unusable",
+            "a PostgreSQL database needs psycopg 3: pip install 'psycopg[binary]'",
+        ) from None
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        conn.execute("SET default_transaction_read_only = on")
+    except psycopg.Error as exc:
+        first = (str(exc).strip().splitlines() or ["no answer"])[0]
+        raise ControlError(
+            "state-unusable",
+            f"cannot connect to the agentflow database {safe_url(url)} ({first}); check the "
+            "URL and that the server is running",
+        ) from None
+    return PostgresDatabase(conn)
+
+
+# --- what a viewer reads --------------------------------------------------------------------
+
+
+def signature(db: Database) -> tuple[Any, ...]:
+    """Changes whenever a session, thread, commit or task state changes."""
+    row = db.execute(
+        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT MAX(updated_at) FROM sessions), "
+        "(SELECT COUNT(ended_at) FROM sessions), (SELECT COUNT(*) FROM threads), "
+        "(SELECT COUNT(removed_at) FROM threads), (SELECT COUNT(*) FROM commits), "
+        "(SELECT COUNT(*) FROM tasks), (SELECT MAX(changed_at) FROM tasks), "
+        "(SELECT SUM(claims) FROM tasks), "
+        "(SELECT COUNT(*) FROM tasks WHERE state IN ('done', 'failed', 'blocked'))"
+    ).fetchone()
+    return tuple(row)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCounts:
+    """A session with its counts and the states of its tracked tasks."""
+
+    summary: SessionSummary
+    states: dict[str, int]
+    """Tracked tasks (of the latest commit) per state."""
+    last_change_ms: int | None
+    """When a tracked task last changed (ms since the epoch), if any did."""
+
+    @property
+    def done(self) -> int:
+        return self.states.get("done", 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self.states.values())
+
+
+def sessions(db: Database) -> list[SessionCounts]:
+    """Every session, newest first, with its counts and tracked task states."""
+    found = queries.session_summaries(db)
+    states: dict[str, dict[str, int]] = {}
+    last: dict[str, int] = {}
+    for sid, state, count, changed in db.execute(
+        "SELECT session_id, state, COUNT(*), MAX(changed_at) FROM tasks GROUP BY session_id, state"
+    ).fetchall():
+        states.setdefault(str(sid), {})[str(state)] = int(count)
+        if changed is not None:
+            last[str(sid)] = max(last.get(str(sid), 0), int(changed))
+    return [
+        SessionCounts(s, states.get(s.session.session_id, {}), last.get(s.session.session_id))
+        for s in found
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitLine:
+    """One commit on a session's timeline."""
+
+    number: int
+    committed_at: str
+    threads: int
+    tasks: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "commit": self.number,
+            "committed_at": self.committed_at,
+            "thread_count": self.threads,
+            "task_count": self.tasks,
+        }
+
+
+def timeline(db: Database, session_id: str) -> tuple[list[Thread], list[CommitLine]]:
+    """The session's threads (removed ones too, in the order they were made) and its
+    commits, oldest first."""
+    threads = queries.all_threads(db, session_id)
+    commits = [
+        CommitLine(int(number), str(when), int(count), int(tasks or 0))
+        for number, when, count, tasks in db.execute(
+            "SELECT c.number, c.committed_at, COUNT(t.thread_id), SUM(t.task_count) "
+            "FROM commits c LEFT JOIN commit_threads t ON t.commit_id = c.commit_id "
+            "WHERE c.session_id = ? GROUP BY c.commit_id, c.number, c.committed_at "
+            "ORDER BY c.number",
+            (session_id,),
+        ).fetchall()
+    ]
+    return threads, commits
+
+
+def commit(
+    db: Database, session_id: str, number: int | None
+) -> tuple[CommitRecord, list[TaskStatus] | None]:
+    """Commit ``number`` (the latest when None) and, when it is the tracked one, the
+    state of each of its tasks."""
+    record = queries.load_commit(db, session_id, number)
+    if tracking.tracked_commit(db, session_id) != record.number:
+        return record, None
+    return record, tracking.statuses(db, session_id)
+
+
+def commit_texts(db: Database, session_id: str, last: int) -> list[tuple[int, str, str]]:
+    """The session's last ``last`` commits as ``(number, committed_at, text)``: each
+    committed plan and its tasks, one text to compare between commits."""
+    rows = db.execute(
+        "SELECT number FROM commits WHERE session_id = ? ORDER BY number DESC LIMIT ?",
+        (session_id, last),
+    ).fetchall()
+    out = []
+    for (number,) in reversed(rows):
+        record = queries.load_commit(db, session_id, int(number))
+        out.append((record.number, record.committed_at, render_commit(record)))
+    return out
+
+
+def render_commit(record: CommitRecord) -> str:
+    """A commit as text: each thread's plan, then its tasks with their dependencies."""
+    lines: list[str] = []
+    for thread in record.threads:
+        kind = "current" if thread.current else "additional"
+        lines.append(f"# {thread.thread_id} ({kind}): {thread.plan.title}")
+        lines += [f"  {line}" for line in thread.plan.body.strip().splitlines()]
+        for task in thread.plan.tasks:
+            deps = f" <- {', '.join(task.depends_on)}" if task.depends_on else ""
+            agent = f" [{task.agent}]" if task.agent else ""
+            lines.append(f"## {task.id}{agent}{deps}")
+            lines += [f"  - {sub}" for sub in task.subtasks]
+            lines += [f"  {line}" for line in task.body.strip().splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def close(db: Database | None) -> None:
+    """Close ``db`` (errors ignored: the connection is being dropped)."""
+    if db is not None:
+        with contextlib.suppress(Exception):
+            db.close()
