@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests import profiles
+from tests.pgserver import postgres  # noqa: F401  (the fixture, for every test)
 
 PROFILE = profiles.load()
 

@@ -378,7 +378,7 @@ def test_the_log_check_catches_what_it_is_for() -> None:
 def test_hosts_share_a_postgresql_database(
     postgres: object, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .conftest import PostgresServer
+    from tests.pgserver import PostgresServer
 
     assert isinstance(postgres, PostgresServer)
     url = postgres.new_schema()
