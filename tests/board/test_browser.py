@@ -81,8 +81,14 @@ EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    state = tmp_path_factory.mktemp("browser-state")
+def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the board and the CLIs of this module keep state (agentflow's control
+    plane included: ``state/agentflow``)."""
+    return tmp_path_factory.mktemp("browser-state")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, state: Path) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:  # the board and the CLIs keep state here
         patch.setenv("PLANKIT_HOME", str(state / "plankit"))
         patch.setenv("AGENTFLOW_HOME", str(state / "agentflow"))
@@ -279,6 +285,52 @@ def test_the_agentflow_graph_renders(page: Page, project: Path) -> None:
     flow = card(page, "agentflow:plans/auth")
     expect(flow.locator(".meta")).to_contain_text("1/3", timeout=WAIT)
     assert_not_reloaded(page)
+
+
+def test_an_agentflow_session_is_followed_live(page: Page, state: Path) -> None:
+    from plankit.agentflow.control import ControlPlane
+    from tests.agentflow.helpers import task, write_plan
+
+    plane = ControlPlane(state / "agentflow")  # the control plane the board reads
+    try:
+        context = plane.start_session()
+        sid = context.session.session_id
+        directory = Path(context.current.plan_dir)
+        steps = {"schema": [], "api": ["schema"], "ui": ["api"]}
+        files = {f"{i:02d}-{t}.md": task(t, deps) for i, (t, deps) in enumerate(steps.items())}
+        write_plan(directory, title="Login page", tasks=files)
+        plane.set_topic("Ship the login page", sid)
+        plane.commit(sid)
+        plan_id = f"agentflow:@session/{sid}"
+        mark_unreloaded(page)
+        expect(card(page, plan_id).locator(".title")).to_have_text("Ship the login page")
+        expect(page.locator("#list h2").filter(has_text="agentflow sessions")).to_have_count(1)
+        open_plan(page, plan_id)
+        graph = page.locator("#detail svg.graph")
+        expect(graph.locator("g[data-task]")).to_have_count(3)
+        expect(graph.locator("path.edge.critical")).to_have_count(2)
+        dots = page.locator("#detail svg.commits circle.dot")
+        expect(dots).to_have_count(1)
+
+        claim = plane.claim(sid, agent="w1")  # an agent takes a task and finishes it
+        assert claim.task is not None
+        plane.done(claim.task.ref, sid, claim=claim.task.claim)
+        state_of = graph.locator('g[data-task="schema"] text').nth(1)
+        expect(state_of).to_have_text("done")
+        expect(graph.locator('g[data-task="api"] text').nth(1)).to_have_text("ready")
+        expect(card(page, plan_id).locator(".meta")).to_contain_text("1/3")
+
+        (directory / "tasks" / "03-docs.md").write_text(task("docs", ["ui"]))
+        plane.commit(sid)  # commits over time: a second dot; the first shows its own plan
+        expect(dots).to_have_count(2)
+        expect(graph.locator("g[data-task]")).to_have_count(4)
+        page.locator('#detail svg.commits circle[data-commit="1"]').click()
+        expect(graph.locator("g[data-task]")).to_have_count(3)
+        expect(state_of).to_have_text("untracked")
+        expect(page.locator("#detail")).to_contain_text("an earlier commit")
+        assert_not_reloaded(page)
+    finally:
+        plane.close()
 
 
 def write_untrusted_plans(project: Path) -> dict[str, str]:

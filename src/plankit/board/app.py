@@ -4,8 +4,9 @@ Routes::
 
     GET /                               the page (static, no build step)
     GET /static/{board.js,board.css}    its script and style
-    GET /api/plans                      every plan's summary
-    GET /api/plans/{id}                 one plan in full (404 when the board did not find it)
+    GET /api/plans                      every plan's summary, and the sources' status
+    GET /api/plans/{id}                 one plan in full (404 when the board did not find it;
+                                        ?commit=N: an agentflow session's commit N)
     GET /api/plans/{id}/diff?from=A&to=B  a unified diff between two kept versions
     GET /api/events                     server-sent events: plans added, changed, removed
 
@@ -14,7 +15,8 @@ path from the request, so nothing outside the root can be reached.  Requests mus
 the board's own host (``Host: 127.0.0.1:PORT`` or ``localhost``) unless a token is set,
 which closes DNS rebinding; with a token (required when listening beyond loopback) every
 request carries it as ``?token=`` or the ``X-Plankit-Token`` header.  Changes on disk
-come from :mod:`watchfiles` and reach open pages within a fraction of a second.
+come from :mod:`watchfiles` and reach open pages within a fraction of a second; the
+sources (agentflow's control plane, Google Sheets) are polled.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import asyncio
 import contextlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from plankit.board.catalog import Catalog
+from plankit.board.sources import Source
 
 STATIC = {"board.js": "text/javascript", "board.css": "text/css", "index.html": "text/html"}
 """The only files the board serves."""
@@ -111,9 +114,16 @@ def _static(name: str) -> bytes:
     return resources.files("plankit.board").joinpath("static", name).read_bytes()
 
 
-def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> Starlette:
-    """The board for the plans under ``root`` (see the module documentation)."""
-    catalog = Catalog(root)
+def create_app(
+    root: Path,
+    *,
+    token: str | None = None,
+    watch: bool = True,
+    sources: Sequence[Source] = (),
+) -> Starlette:
+    """The board for the plans under ``root`` and those of ``sources`` (see the module
+    documentation); ``watch=False``: no file watching and no polling of the sources."""
+    catalog = Catalog(root, sources)
     hub = Hub()
 
     def allowed(request: Request) -> bool:
@@ -144,13 +154,14 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
         if not allowed(request):
             return refused()
         found = await asyncio.to_thread(catalog.plans)
-        return JSONResponse({"root": str(catalog.root), "plans": found})
+        status = [source.status() for source in catalog.sources]
+        return JSONResponse({"root": str(catalog.root), "plans": found, "sources": status})
 
     async def plan(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        ref = catalog.find(request.path_params["plan_id"])
-        data = await asyncio.to_thread(catalog.detail, ref) if ref is not None else None
+        query = {k: v for k, v in request.query_params.items() if k != "token"}
+        data = await asyncio.to_thread(catalog.page, request.path_params["plan_id"], query)
         if data is None:
             return JSONResponse({"error": "no such plan on this board"}, status_code=404)
         return JSONResponse(data)
@@ -158,12 +169,12 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
     async def diff(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        ref = catalog.find(request.path_params["plan_id"])
+        plan_id = request.path_params["plan_id"]
         try:
             old, new = int(request.query_params["from"]), int(request.query_params["to"])
         except (KeyError, ValueError):
             return JSONResponse({"error": "give ?from=N&to=M (version numbers)"}, 400)
-        text = catalog.diff(ref, old, new) if ref is not None else None
+        text = await asyncio.to_thread(catalog.diff_of, plan_id, old, new)
         if text is None:
             return JSONResponse({"error": "no such plan or version"}, status_code=404)
         return JSONResponse({"from": old, "to": new, "diff": text})
@@ -192,18 +203,22 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        task = asyncio.create_task(_watch(catalog, hub)) if watch else None
-        if task is not None:
+        tasks = []
+        if watch:
+            tasks.append(asyncio.create_task(_watch(catalog, hub)))
+            tasks += [asyncio.create_task(_poll(source, hub)) for source in catalog.sources]
             # one turn of the loop runs the task's first step, which sets up the file
             # watches (synchronously) before the server accepts its first request
             await asyncio.sleep(0)
         try:
             yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            for source in catalog.sources:
+                await asyncio.to_thread(source.close)
 
     app = Starlette(
         routes=[
@@ -220,6 +235,20 @@ def create_app(root: Path, *, token: str | None = None, watch: bool = True) -> S
     app.state.catalog = catalog
     app.state.hub = hub
     return app
+
+
+async def _poll(source: Source, hub: Hub) -> None:
+    """Turn what changed in ``source`` into board events, looking every
+    ``source.interval`` seconds."""
+    while True:
+        try:
+            events = await asyncio.to_thread(source.poll)
+        except Exception as exc:  # a poll that fails is said on the page, and tried again
+            source.error = f"{type(exc).__name__}: {exc}"
+            events = []
+        for event in events:
+            hub.publish(event)
+        await asyncio.sleep(source.interval)
 
 
 async def _watch(catalog: Catalog, hub: Hub) -> None:

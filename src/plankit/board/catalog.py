@@ -16,13 +16,14 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from plankit.board import views
 from plankit.board.discover import PlanRef, discover, locate, looks_like_plan, parse_id
+from plankit.board.sources import Source
 
 MAX_VERSIONS = 50
 """Versions kept per plan."""
@@ -42,8 +43,10 @@ def _now() -> str:
 class Catalog:
     """The plans under ``root`` (see the module documentation).  Thread-safe."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, sources: Sequence[Source] = ()) -> None:
         self.root = root.resolve()
+        self.sources = tuple(sources)
+        """Where plans come from besides the root (:mod:`plankit.board.sources`)."""
         self._refs: list[PlanRef] | None = None
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.RLock()
@@ -63,13 +66,39 @@ class Catalog:
             self._refs = None
 
     def plans(self) -> list[dict[str, Any]]:
-        """Every plan's summary, in order."""
+        """Every plan's summary: the root's, in order, then each source's."""
         out = []
         for ref in self.refs():
             found = self.summary(ref)
             if found is not None:
                 out.append(found)
+        for source in self.sources:
+            out += source.plans()
         return out
+
+    def source_of(self, plan_id: str) -> Source | None:
+        """The source ``plan_id`` belongs to, or None for a plan under the root."""
+        return next((s for s in self.sources if s.owns(plan_id)), None)
+
+    def page(self, plan_id: str, query: Mapping[str, str]) -> dict[str, Any] | None:
+        """The page of the plan ``plan_id`` names, wherever it comes from (None when
+        the board has no such plan)."""
+        source = self.source_of(plan_id)
+        if source is not None:
+            data = source.detail(plan_id, query)
+            if data is not None:
+                data["history"] = _history(source.versions(plan_id))
+            return data
+        ref = self.find(plan_id)
+        return self.detail(ref) if ref is not None else None
+
+    def diff_of(self, plan_id: str, old: int, new: int) -> str | None:
+        """:meth:`diff` for the plan ``plan_id`` names, wherever it comes from."""
+        source = self.source_of(plan_id)
+        if source is not None:
+            return _diff(source.versions(plan_id), old, new)
+        ref = self.find(plan_id)
+        return self.diff(ref, old, new) if ref is not None else None
 
     def summary(self, ref: PlanRef) -> dict[str, Any] | None:
         """One plan's summary, re-read only when its files changed."""
@@ -140,25 +169,11 @@ class Catalog:
 
     def history(self, ref: PlanRef) -> list[dict[str, Any]]:
         """The versions kept: their number, label, time and size."""
-        return [
-            {"version": i, "label": label, "time": time, "size": len(text)}
-            for i, (label, time, text) in enumerate(self._versions(ref))
-        ]
+        return _history(self._versions(ref))
 
     def diff(self, ref: PlanRef, old: int, new: int) -> str | None:
         """A unified diff between two kept versions (None when one does not exist)."""
-        versions = self._versions(ref)
-        if not (0 <= old < len(versions) and 0 <= new < len(versions)):
-            return None
-        a, b = versions[old], versions[new]
-        return "".join(
-            difflib.unified_diff(
-                a[2].splitlines(keepends=True),
-                b[2].splitlines(keepends=True),
-                fromfile=a[0],
-                tofile=b[0],
-            )
-        )
+        return _diff(self._versions(ref), old, new)
 
     # --- changes on disk -----------------------------------------------------------------
 
@@ -204,6 +219,27 @@ class Catalog:
             if made is not None:
                 events.append({"type": "changed", "plan": made})
         return events
+
+
+def _history(versions: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    return [
+        {"version": i, "label": label, "time": time, "size": len(text)}
+        for i, (label, time, text) in enumerate(versions)
+    ]
+
+
+def _diff(versions: list[tuple[str, str, str]], old: int, new: int) -> str | None:
+    if not (0 <= old < len(versions) and 0 <= new < len(versions)):
+        return None
+    a, b = versions[old], versions[new]
+    return "".join(
+        difflib.unified_diff(
+            a[2].splitlines(keepends=True),
+            b[2].splitlines(keepends=True),
+            fromfile=a[0],
+            tofile=b[0],
+        )
+    )
 
 
 def may_hold_plans(rel: str, path: Path, known: Iterable[PlanRef]) -> bool:

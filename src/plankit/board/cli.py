@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from plankit.board.sources import Source
 
 
 @click.command(name="board")
@@ -24,9 +28,50 @@ import click
     help="Require this token in every request (default: none on 127.0.0.1, a random one "
     "on any other address).",
 )
-def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> None:
+@click.option(
+    "--agentflow-home",
+    type=click.Path(file_okay=False),
+    help="Show the agentflow sessions of this state directory (default: $AGENTFLOW_HOME, "
+    "else ~/.agentflow; none when it holds no database).",
+)
+@click.option(
+    "--agentflow-database",
+    metavar="URL",
+    help="Show the agentflow sessions of this PostgreSQL database instead "
+    "(default: $AGENTFLOW_DATABASE_URL).",
+)
+@click.option(
+    "--sheet",
+    "sheets",
+    multiple=True,
+    metavar="gsheets:ID",
+    help="Also show the checklist of this Google spreadsheet (repeatable; default: "
+    "$PLANKIT_STORE when it names one).",
+)
+@click.option(
+    "--credentials",
+    type=click.Path(dir_okay=False),
+    help="Google credentials for --sheet (default: $PLANKIT_GOOGLE_CREDENTIALS).",
+)
+@click.option(
+    "--cell",
+    help="The plan cell of the spreadsheets (default: $PLANKIT_CELL, else AGENT_BASE!C2).",
+)
+def board(
+    path: str,
+    host: str,
+    port: int,
+    no_open: bool,
+    token: str | None,
+    agentflow_home: str | None,
+    agentflow_database: str | None,
+    sheets: tuple[str, ...],
+    credentials: str | None,
+    cell: str | None,
+) -> None:
     """Show every plan under PATH (TeDDy sessions, PLAN.md checklists, agentflow plan
-    directories, ACP runs) in a local web page that follows changes live.
+    directories, ACP runs), the sessions of agentflow's control plane and Google
+    Sheets checklists in a local web page that follows changes live.
 
     The first line on standard output is the page's URL.  Read-only: nothing is
     written.  Listening on an address other than 127.0.0.1 needs a token, which is
@@ -40,6 +85,7 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
     from plankit.board.app import create_app
 
     root = Path(path).resolve()
+    sources = _sources(agentflow_home, agentflow_database, sheets, credentials, cell)
     loopback = host in ("127.0.0.1", "localhost", "::1")
     if token is None and not loopback:
         token = secrets.token_urlsafe(18)
@@ -65,7 +111,7 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
         import webbrowser
 
         webbrowser.open(url)
-    app = create_app(root, token=token)
+    app = create_app(root, token=token, sources=sources)
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -75,3 +121,42 @@ def board(path: str, host: str, port: int, no_open: bool, token: str | None) -> 
     # the grace only bounds a response that would not end
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     Server(config).run(sockets=[sock])
+
+
+def _sources(
+    home: str | None,
+    database: str | None,
+    sheets: tuple[str, ...],
+    credentials: str | None,
+    cell: str | None,
+) -> list[Source]:
+    """The control plane's sessions (always: a home without a database shows none) and
+    the spreadsheets asked for."""
+    import os
+
+    from plankit.agentflow.paths import ENV_DATABASE, home_dir
+    from plankit.board.control import ControlSource
+    from plankit.errors import PlankitError
+
+    found: list[Source] = []
+    try:
+        found.append(
+            ControlSource(home_dir(home), database or os.environ.get(ENV_DATABASE) or None)
+        )
+        spreadsheets = list(sheets)
+        default = os.environ.get("PLANKIT_STORE", "").strip()
+        if not spreadsheets and default.lower().startswith("gsheets:"):
+            spreadsheets = [default]
+        if spreadsheets:
+            from plankit.board.sheets import SheetsSource
+
+            found.append(
+                SheetsSource(
+                    spreadsheets,
+                    credentials=credentials or os.environ.get("PLANKIT_GOOGLE_CREDENTIALS"),
+                    cell=cell or os.environ.get("PLANKIT_CELL") or None,
+                )
+            )
+    except PlankitError as exc:
+        raise click.ClickException(str(exc)) from None
+    return found

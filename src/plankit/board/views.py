@@ -46,7 +46,7 @@ def read_small(path: Path) -> str | None:
         return None
 
 
-def _error(code: str, message: str, file: str | None) -> dict[str, Any]:
+def error(code: str, message: str, file: str | None) -> dict[str, Any]:
     return {"code": code, "message": message, "line": None, "file": file}
 
 
@@ -238,7 +238,7 @@ def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
                 parsed, problems = check_plan(plan_text)
             except (PlanError, RecursionError, ValueError) as exc:  # never a 500
                 parsed, problems = None, []
-                errors = [_error("unreadable", str(exc), f"{rel}/{turn.name}/plan.md")]
+                errors = [error("unreadable", str(exc), f"{rel}/{turn.name}/plan.md")]
             if parsed is not None:
                 plan = plan_to_dict(parsed)
             errors += diagnostics_json(problems, f"{rel}/{turn.name}/plan.md")
@@ -286,28 +286,34 @@ def _checklist_text(path: Path) -> str | None:
 
 
 def _checklist_summary(path: Path, rel: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The list's line for a checklist: parsed, not linted."""
-    from plankit.checklist.plan import parse_plan
-    from plankit.errors import PlankitError
-
+    """The list's line for a checklist file: parsed, not linted."""
     text = _checklist_text(path)
     if text is None:
         return None, None
-    head: dict[str, Any] = {"title": path.name, "updated": iso(mtime(path))}
+    return checklist_head(text, path.name, iso(mtime(path))), text
+
+
+def checklist_head(text: str, name: str, updated: str | None) -> dict[str, Any] | None:
+    """The list's line for a checklist's text (None: no title and no step, so some
+    other Markdown file); ``name`` is its title when it has none."""
+    from plankit.checklist.plan import parse_plan
+    from plankit.errors import PlankitError
+
+    head: dict[str, Any] = {"title": name, "updated": updated}
     try:
         plan = parse_plan(text)
     except (PlankitError, RecursionError, ValueError):
-        return head | {"progress": {"done": 0, "total": 0}, "status": "unreadable"}, text
+        return head | {"progress": {"done": 0, "total": 0}, "status": "unreadable"}
     progress = plan.progress
     if not plan.title and not progress.total:
-        return None, None  # no "# Plan:" title and no step: some other Markdown file
+        return None
     return head | {
-        "title": plan.title or path.name,
+        "title": plan.title or name,
         "progress": {"done": progress.done, "total": progress.total},
         "status": _checklist_status(
             progress.done, progress.total, progress.blocked, progress.review
         ),
-    }, text
+    }
 
 
 def _checklist_status(done: int, total: int, blocked: int, review: int) -> str | None:
@@ -318,23 +324,28 @@ def _checklist_status(done: int, total: int, blocked: int, review: int) -> str |
 
 
 def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
+    text = _checklist_text(path)
+    if text is None:
+        return None
+    return checklist_page(text, rel, path.name, iso(mtime(path)))
+
+
+def checklist_page(text: str, rel: str, name: str, updated: str | None) -> dict[str, Any] | None:
+    """A checklist's page from its text: the plan, current and next steps, lint
+    warnings, or the error that keeps it from being read (None: not a checklist)."""
     from plankit.checklist.lint import lint_plan
     from plankit.checklist.plan import parse_plan
     from plankit.errors import PlankitError, diagnostics_json
 
-    text = _checklist_text(path)
-    if text is None:
-        return None
-    updated = iso(mtime(path))
     try:
         plan = parse_plan(text)
     except (PlankitError, RecursionError, ValueError) as exc:
         return {
-            "title": path.name,
+            "title": name,
             "progress": {"done": 0, "total": 0},
             "updated": updated,
             "status": "unreadable",
-            "errors": [_error(getattr(exc, "code", "unreadable"), str(exc), rel)],
+            "errors": [error(getattr(exc, "code", "unreadable"), str(exc), rel)],
             "markdown": text,
         }
     progress = plan.progress
@@ -345,7 +356,7 @@ def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
     data = plan.to_dict(raw=False)
     warnings = diagnostics_json(lint_plan(text), rel)
     return {
-        "title": plan.title or path.name,
+        "title": plan.title or name,
         "progress": {"done": progress.done, "total": progress.total},
         "updated": updated,
         "status": _checklist_status(
@@ -433,13 +444,13 @@ def _agentflow_detail(path: Path, rel: str) -> dict[str, Any]:
     try:
         plan, problems = check_dir(str(path))
     except Exception as exc:  # the board shows a broken plan, never a 500
-        return {"errors": [_error("unreadable", str(exc), rel)], "plan": None, "graph": None}
+        return {"errors": [error("unreadable", str(exc), rel)], "plan": None, "graph": None}
     errors = [p.to_json() for p in problems]
     where = str(path)
-    for error in errors:  # files named from the root, as everywhere on the board
-        file = error.get("file")
+    for problem in errors:  # files named from the root, as everywhere on the board
+        file = problem.get("file")
         if isinstance(file, str) and (file == where or file.startswith(where + os.sep)):
-            error["file"] = rel + file[len(where) :].replace(os.sep, "/")
+            problem["file"] = rel + file[len(where) :].replace(os.sep, "/")
     if plan is None:
         return {"errors": errors, "plan": None, "graph": None}
     data = plan.to_dict()

@@ -3,11 +3,17 @@
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token");
-const KINDS = { teddy: "TeDDy sessions", checklist: "Checklists", agentflow: "agentflow plans", acp: "ACP runs" };
+const KINDS = { teddy: "TeDDy sessions", checklist: "Checklists", session: "agentflow sessions",
+  agentflow: "agentflow plans", acp: "ACP runs" };
 const ICON = { done: "✔", success: "✔", completed: "✔", doing: "◐", in_progress: "◐", claimed: "◐",
-  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", ready: "○", skipped: "–" };
+  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", ready: "○", skipped: "–",
+  waiting: "○", untracked: "·" };
 const plans = new Map();
+const shownCommit = new Map(); // agentflow session id -> the commit picked (none: the latest)
 let openId = null;
+
+// the list's group: agentflow sessions (from the control plane) apart from plan directories
+const group = (plan) => (plan.source === "control" ? "session" : plan.kind);
 
 function api(path) {
   const url = new URL(path, location.href);
@@ -60,7 +66,7 @@ function renderList() {
   const nav = document.getElementById("list");
   nav.replaceChildren();
   for (const kind of Object.keys(KINDS)) {
-    const mine = [...plans.values()].filter((p) => p.kind === kind);
+    const mine = [...plans.values()].filter((p) => group(p) === kind);
     if (!mine.length) continue;
     nav.append(el("h2", { text: `${KINDS[kind]} (${mine.length})` }));
     for (const plan of mine) {
@@ -232,6 +238,94 @@ function agentflowView(plan) {
   return out;
 }
 
+function commitsChart(plan, pick) {
+  // the commits over time: one dot per commit, its height the number of tasks
+  const ns = "http://www.w3.org/2000/svg";
+  const W = 560, H = 90, PAD = 24;
+  const times = plan.commits.map((c) => new Date(c.committed_at).getTime());
+  const t0 = Math.min(...times), t1 = Math.max(...times);
+  const most = Math.max(1, ...plan.commits.map((c) => c.task_count));
+  const x = (t) => (t1 > t0 ? PAD + ((W - 2 * PAD) * (t - t0)) / (t1 - t0) : W / 2);
+  const y = (n) => H - PAD / 2 - ((H - PAD) * n) / most;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "commits");
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("points", plan.commits.map((c, i) => `${x(times[i])},${y(c.task_count)}`).join(" "));
+  line.setAttribute("class", "trend");
+  svg.append(line);
+  plan.commits.forEach((c, i) => {
+    const dot = document.createElementNS(ns, "circle");
+    dot.setAttribute("cx", x(times[i]));
+    dot.setAttribute("cy", y(c.task_count));
+    dot.setAttribute("r", c.commit === plan.commit ? 6 : 4);
+    dot.setAttribute("class", c.commit === plan.commit ? "dot shown" : "dot");
+    dot.setAttribute("data-commit", c.commit);
+    const tip = document.createElementNS(ns, "title");
+    tip.textContent = `commit ${c.commit}: ${c.task_count} tasks in ${c.thread_count} threads, ${c.committed_at}`;
+    dot.append(tip);
+    dot.addEventListener("click", () => pick(c.commit));
+    const label = document.createElementNS(ns, "text");
+    label.setAttribute("x", x(times[i]));
+    label.setAttribute("y", H - 2);
+    label.setAttribute("text-anchor", "middle");
+    label.textContent = String(c.commit);
+    svg.append(dot, label);
+  });
+  return svg;
+}
+
+function sessionView(plan) {
+  const s = plan.session;
+  const out = [problems(plan.errors, "errors", "Problems")];
+  out.push(el("p", { class: "muted" },
+    `session ${s.session_id}`, s.agent_session_id ? ` · agent session ${s.agent_session_id}` : "",
+    s.host ? ` · host ${s.host}` : "", ` · started ${s.created_at}`, s.ended_at ? ` · ended ${s.ended_at}` : ""));
+  out.push(el("h3", { text: `Threads (${plan.threads.length})` }), el("ul", { class: "tasks" }, ...plan.threads.map((t) =>
+    el("li", { "data-thread": t.thread_id }, el("strong", { text: t.thread_id }), ` ${t.kind}`,
+      el("span", { class: "muted", text: t.removed_at ? ` — removed ${t.removed_at}` : ` — ${t.plan_dir}` })))));
+  if (!plan.commits.length) {
+    out.push(el("p", { class: "muted", text: "No commit yet: the agent submits its plans with agentctl plan commit." }));
+    return out;
+  }
+  const pick = (number) => {
+    const latest = plan.commits[plan.commits.length - 1].commit;
+    if (number === latest) shownCommit.delete(plan.id);
+    else shownCommit.set(plan.id, number);
+    showPlan(plan.id);
+  };
+  const select = el("select", { "aria-label": "commit" });
+  for (const c of plan.commits)
+    select.append(el("option", { value: c.commit, text: `commit ${c.commit} · ${c.committed_at} · ${c.task_count} tasks` }));
+  select.value = String(plan.commit);
+  select.addEventListener("change", () => pick(Number(select.value)));
+  out.push(el("h3", { text: `Commits over time (${plan.commits.length})` }),
+    el("div", { class: "graphbox" }, commitsChart(plan, pick)), el("p", {}, "Showing ", select,
+      plan.tracked ? el("span", { class: "muted", text: " — the tracked commit: task states as agents report them" })
+        : el("span", { class: "muted", text: " — an earlier commit: task states are tracked for the latest one only" })));
+  for (const thread of plan.plans) {
+    const tasks = new Map(thread.tasks.map((t) => [t.task_id, t]));
+    out.push(el("h3", { "data-thread-plan": thread.thread_id, text: `${thread.thread_id} (${thread.kind}): ${thread.plan.title}` }));
+    out.push(el("p", { class: "muted", text: `${thread.plan.tasks.length} tasks in ${thread.plan.waves.length} waves; critical path: ${thread.graph.critical_path.join(" → ")}` }));
+    out.push(el("div", { class: "graphbox" }, graphView(thread.graph)));
+    const states = new Map(thread.graph.nodes.map((n) => [n.id, n.state]));
+    out.push(el("ul", { class: "tasks" }, ...thread.plan.tasks.map((t) => {
+      const state = states.get(t.id) || "pending";
+      const tracked = tasks.get(t.id);
+      const who = tracked && tracked.holder ? ` — ${tracked.holder}${tracked.host ? "@" + tracked.host : ""}` : "";
+      return el("li", { "data-task": t.id, "data-state": state }, el("details", {},
+        el("summary", {}, el("span", { class: "st " + state, text: ICON[state] || "·" }), " ", el("strong", { text: t.id }),
+          el("span", { class: "muted", text: ` ${state}${who}` }),
+          t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null,
+          tracked && tracked.reason ? el("span", { class: "note failed", text: ` — ${tracked.reason}` }) : null),
+        t.subtasks.length ? el("ul", {}, ...t.subtasks.map((x) => el("li", { text: x }))) : null,
+        el("pre", { text: (t.body || "").trim() || t.file })));
+    })));
+  }
+  return out;
+}
+
 function acpView(plan) {
   return [el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
     el("li", {}, el("span", { class: "st " + e.status, text: ICON[e.status] || "·" }), ` ${e.content}`,
@@ -293,6 +387,9 @@ async function loadList() {
     return;
   }
   document.getElementById("root").textContent = data.root;
+  const trouble = (data.sources || []).filter((s) => s.error);
+  document.getElementById("sources").replaceChildren(...trouble.map((s) =>
+    el("p", { class: "errors", "data-source": s.name }, el("strong", { text: `${s.name}: ` }), s.error)));
   plans.clear();
   for (const plan of data.plans) plans.set(plan.id, plan);
   renderList();
@@ -305,7 +402,8 @@ function openPlan(id) {
 }
 
 async function showPlan(id) {
-  const plan = await getJson(`api/plans/${encodeURIComponent(id)}`);
+  const commit = shownCommit.get(id);
+  const plan = await getJson(`api/plans/${encodeURIComponent(id)}${commit ? `?commit=${commit}` : ""}`);
   if (id !== openId) return; // another plan was picked meanwhile
   const section = document.getElementById("detail");
   const keep = section.dataset.id === id ? openDetails(section) : null;
@@ -313,11 +411,12 @@ async function showPlan(id) {
     section.replaceChildren(el("p", { class: "muted", text: plan.error }));
   } else {
     const views = { teddy: teddyView, checklist: checklistView, agentflow: agentflowView, acp: acpView };
+    const view = plan.session ? sessionView : views[plan.kind];
     section.replaceChildren(
       el("h2", {}, el("span", { class: "badge " + plan.kind, text: plan.kind }), " ", plan.title),
       el("div", { class: "meta" }, el("span", { text: plan.path }), el("span", { text: plan.status || "" }),
         el("span", { text: `${plan.progress.done}/${plan.progress.total}` })),
-      ...(views[plan.kind] || (() => []))(plan).filter(Boolean),
+      ...(view || (() => []))(plan).filter(Boolean),
       historyView(plan) || "");
   }
   if (keep) restoreDetails(section, keep);
