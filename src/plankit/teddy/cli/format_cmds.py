@@ -67,14 +67,34 @@ def _print_plan(plan: Plan) -> None:
     click.echo("\n".join(out))
 
 
-def _suggest_preprocess(name: str, text: str) -> None:
-    """Say so when ``teddy preprocess`` makes an invalid plan valid."""
-    from plankit.teddy.format.answer import answer_to_plan
+def _suggest_preprocess(name: str, texts: list[str]) -> None:
+    """Say so when ``teddy preprocess`` makes an invalid plan valid.
+
+    ``texts`` holds the plan's text, and nothing else does: it is let go before the
+    repaired plan is parsed and, where the repair is known as edits, before the repaired
+    plan is built (from its UTF-8, a quarter of the text's size when the text has one
+    emoji), so that a large plan is never in memory twice, nor with a parse beside it.
+    """
+    from plankit.teddy.format.answer import answer_edits, answer_to_plan, encode_edited
     from plankit.teddy.format.parse import check_plan
 
-    made = answer_to_plan(text)
-    if made.changed and check_plan(made.text)[0] is not None:
-        count = len(made.changes)
+    text = texts.pop()
+    found = answer_edits(text)
+    if found is None:
+        made = answer_to_plan(text)
+        del text
+        count, repaired = len(made.changes), made.text
+        del made
+    else:
+        edits, changes = found
+        count = len(changes)
+        if not count:
+            return
+        data = encode_edited(text, edits)
+        del text
+        repaired = data.decode("utf-8", "surrogatepass")
+        del data
+    if count and check_plan(repaired)[0] is not None:
         target = "-" if name == "<stdin>" else name
         click.echo(
             f"{name}: `teddy preprocess {target}` makes it a valid plan "
@@ -105,10 +125,15 @@ def parse(plan: str, as_json: bool) -> None:
 
             echo_json({"errors": diagnostics_json([exc.diagnostic()], name)})
         fail(str(exc))
-    result, diagnostics = check_plan(doc.text)
+    text = doc.text
+    del doc
+    result, diagnostics = check_plan(text)
     if result is None:
         print_diagnostics(name, diagnostics, as_json)
-        _suggest_preprocess(name, doc.text)
+        del diagnostics
+        texts = [text]
+        del text  # the suggestion holds the only reference, and lets it go when it can
+        _suggest_preprocess(name, texts)
         sys.exit(EXIT_INVALID)
     if as_json:
         echo_json(plan_to_dict(result))

@@ -29,6 +29,12 @@ alone, and remarks that could not be dropped the first time.
 
 Cost: for a text that starts with its title and whose fences need nothing, one walk of
 the sanitizer and no parse; each step that proposes a change parses once to confirm it.
+
+:func:`answer_edits` gives the same answer for a text already known not to parse, as
+edits of that text rather than a repaired copy, where the fence repair alone decides it:
+a caller holding a large plan (``teddy parse``, to say whether ``teddy preprocess``
+would make it valid) can then let the input go before the repaired plan is built and
+parsed, instead of holding both (a 10 MB plan with one emoji is 40 MB in memory).
 """
 
 from __future__ import annotations
@@ -39,7 +45,13 @@ from functools import lru_cache
 
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
-from plankit.teddy.format.preprocess import Change, Preprocessed, propose
+from plankit.teddy.format.preprocess import (
+    Change,
+    Preprocessed,
+    _OutOfBudget,
+    _Sanitizer,
+    propose,
+)
 
 WRAPPER_INFOS = frozenset({"", "markdown", "md", "mdx", "text", "txt", "plain", "plan", "teddy"})
 """Info strings of a fence that may wrap a whole plan."""
@@ -271,3 +283,52 @@ def answer_to_plan(text: str) -> Preprocessed:
         return Preprocessed(text, ())
     changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
     return Preprocessed(bom + attempt.text, changes)
+
+
+Edit = tuple[int, int, str]
+"""``(start, end, replacement)``: the text's characters from ``start`` to ``end`` replaced."""
+
+
+def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | None:
+    """What :func:`answer_to_plan` does to ``text``, a text that does not parse, as
+    ``(edits, changes)``: the edits of ``text`` in order (:func:`encode_edited` applies
+    them) and the changes it reports; ``((), ())`` when it changes nothing.
+
+    None where only :func:`answer_to_plan` can say: a text that does not start with its
+    title or starts with a byte-order mark, remarks after the last action, a fence
+    repair that needs a second reading.  Otherwise :func:`answer_to_plan` takes the
+    sanitizer's single reading as it is (rule 1 keeps only a text that parses), which is
+    what this gives, without building the repaired text.
+    """
+    if text.startswith("\ufeff") or _find_plan(text) is not None:
+        return None
+    sanitizer = _Sanitizer(text)
+    try:
+        sanitizer.run()
+    except _OutOfBudget:
+        return (), ()  # the sanitizer leaves such a text as it is
+    if sanitizer.remarks() is not None:
+        return None
+    if not sanitizer.edits:
+        return (), ()
+    if sanitizer.unsure:
+        return None
+    changes = sanitizer.changes()
+    return (tuple(sorted(sanitizer.edits)), changes) if changes else ((), ())
+
+
+ENCODE_CHUNK = 1 << 16
+"""Characters encoded at a time by :func:`encode_edited`."""
+
+
+def encode_edited(text: str, edits: tuple[Edit, ...]) -> bytearray:
+    """The UTF-8 of ``text`` with ``edits`` (in order, not overlapping) applied, built a
+    chunk at a time: no copy of the edited text is made, only its UTF-8."""
+    out = bytearray()
+    pos = 0
+    for start, end, replacement in (*edits, (len(text), len(text), "")):
+        for at in range(pos, start, ENCODE_CHUNK):
+            out += text[at : min(at + ENCODE_CHUNK, start)].encode("utf-8", "surrogatepass")
+        out += replacement.encode("utf-8", "surrogatepass")
+        pos = end
+    return out
