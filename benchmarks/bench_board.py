@@ -3,8 +3,9 @@
 A generated project holds 100 TeDDy sessions of 20 turns (each turn a plan, a report
 and a meta.yaml, the last turn awaiting execution), 50 PLAN.md checklists and 20
 agentflow plan directories of 100 tasks (with a ``state.json`` of task states), beside
-500 source files.  ``plankit board --port 0 --no-open`` runs over it as a subprocess,
-as a user starts it:
+500 source files; agentflow's control plane (SQLite, in a home of its own) holds 20
+sessions whose commit has 100 tasks, some claimed and done.  ``plankit board --port 0
+--no-open --agentflow-home HOME`` runs over it as a subprocess, as a user starts it:
 
 * ``/api/plans`` cold: the first request to a board just started (discovery, every
   summary, the imports the first summary needs), a new board each round, ÷ 1 s
@@ -13,9 +14,11 @@ as a user starts it:
   (summaries are cached against each plan's file signature), the median of 10
   requests, ÷ 50 ms (target: at most 1), and warm ÷ cold (target: at most 0.05, the
   ratio of the two targets);
-* from a change on disk to the event reaching a client of ``/api/events``: a step of
-  a checklist marked done, a task state of an agentflow plan changed, a report
-  written in a TeDDy session, in turn; the 95th percentile ÷ 1 s (target: at most 1).
+* from a change to the event reaching a client of ``/api/events``: a step of a
+  checklist marked done, a task state of an agentflow plan changed, a report written
+  in a TeDDy session, a task of a control-plane session claimed or released by an
+  agent (seen by polling, not by watching files), in turn; the 95th percentile ÷ 1 s
+  (target: at most 1).
 
 The files' pages are in the cache when timing starts (the generator has just written
 them, and a first board has read them): "cold" is a board that has read nothing yet,
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import queue
 import random
 import shutil
@@ -36,16 +40,23 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _bench import Result, log, report, require, rounds_from_argv
 from bench_agentflow import generate as generate_agentflow
+from plankit.agentflow.control import ControlPlane
 from plans import generate_plan
 
 BIN = Path(sys.executable).parent
 SESSIONS, TURNS, CHECKLISTS, FLOWS, TASKS, SOURCES = 100, 20, 50, 20, 100, 500
-PLANS = SESSIONS + CHECKLISTS + FLOWS
-SHAPE = f"{SESSIONS}×{TURNS} turns, {CHECKLISTS} checklists, {FLOWS}×{TASKS} tasks"
+CONTROL = 20
+"""Sessions of the control plane, each with a commit of TASKS tasks."""
+PLANS = SESSIONS + CHECKLISTS + FLOWS + CONTROL
+SHAPE = (
+    f"{SESSIONS}×{TURNS} turns, {CHECKLISTS} checklists, {FLOWS}×{TASKS} tasks, "
+    f"{CONTROL}×{TASKS} tasks in the control plane"
+)
 WAIT = 60.0
 """Seconds before the benchmark gives up on a board that does not answer."""
 
@@ -113,15 +124,49 @@ def generate(root: Path, seed: int = 11) -> None:
         (src / f"mod_{n}.py").write_text(f"VALUE = {n}\n" * 40, encoding="utf-8")
 
 
+def generate_control(home: Path) -> list[str]:
+    """The control plane's sessions (see the module documentation); their ids."""
+    plane = ControlPlane(home)
+    ids = []
+    try:
+        for n in range(CONTROL):
+            context = plane.start_session()
+            sid = context.session.session_id
+            made = home.parent / f"session-{n:02d}"  # the plan dir is made with its tasks/
+            generate_agentflow(made, TASKS, seed=100 + n)
+            shutil.copytree(made, context.current.plan_dir, dirs_exist_ok=True)
+            plane.set_topic(f"Workstream {n}", sid)
+            plane.commit(sid)
+            for _ in range(n % 4):
+                claim = plane.claim(sid, agent="bench")
+                if claim.task is not None:
+                    plane.done(claim.task.ref, sid, claim=claim.task.claim)
+            ids.append(sid)
+    finally:
+        plane.close()
+    return ids
+
+
 class Board:
     """``plankit board`` over the project, in a subprocess."""
 
     def __init__(self, root: Path) -> None:
+        home = root.parent / "agentflow"
+        env = {k: v for k, v in os.environ.items() if k != "AGENTFLOW_DATABASE_URL"}
         self.proc = subprocess.Popen(
-            [BIN / "plankit", "board", str(root), "--port", "0", "--no-open"],
+            [
+                BIN / "plankit",
+                "board",
+                str(root),
+                "--port",
+                "0",
+                "--no-open",
+                *("--agentflow-home", str(home)),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         url = self.proc.stdout.readline().strip()
@@ -216,9 +261,12 @@ class Listener:
         self.connection.close()
 
 
-def _variants(root: Path) -> list[tuple[str, str, Path, tuple[str, str]]]:
-    """(kind, plan id, file, two texts) of the files the latency rounds rewrite, in
-    turn: each write puts the other text, so every write is a change."""
+def _variants(
+    root: Path, plane: ControlPlane, sid: str
+) -> list[tuple[str, str, Callable[[int], None]]]:
+    """(kind, plan id, change) of the changes the latency rounds make, in turn: files
+    rewritten with the other of two texts, so every write is a change, and a task of a
+    control-plane session claimed, then released."""
     checklist = root / "work" / "stream-07" / "PLAN.md"
     text = checklist.read_text(encoding="utf-8")
     first = next(line for line in text.splitlines() if " 1.1 " in line)
@@ -228,33 +276,51 @@ def _variants(root: Path) -> list[tuple[str, str, Path, tuple[str, str]]]:
     other = dict(states, **{"task-0": "claimed" if states["task-0"] == "done" else "done"})
     report_file = root / ".teddy" / "20260101-session-042" / "20" / "report.md"
     rng = random.Random(5)
+    reports = (_report("The last turn", 20, rng), _report("The last turn", 20, rng))
+    held: list[str] = []
+
+    def rewrite(path: Path, texts: tuple[str, str]) -> Callable[[int], None]:
+        return lambda n: path.write_text(texts[n % 2], encoding="utf-8")
+
+    def work(n: int) -> None:
+        if held:
+            plane.release(held.pop(), sid)
+        else:
+            claim = plane.claim(sid, agent="bench")
+            require(claim.task is not None, "no task left to claim")
+            assert claim.task is not None
+            held.append(claim.task.ref)
+
     return [
-        ("checklist", "checklist:work/stream-07/PLAN.md", checklist,
-         (text, text.replace(first, flipped, 1))),
-        ("agentflow", "agentflow:plans/flow-03", states_file,
-         (json.dumps(states), json.dumps(other))),
-        ("teddy", "teddy:.teddy/20260101-session-042", report_file,
-         (_report("The last turn", 20, rng), _report("The last turn", 20, rng))),
+        ("checklist", "checklist:work/stream-07/PLAN.md",
+         rewrite(checklist, (text, text.replace(first, flipped, 1)))),
+        ("agentflow", "agentflow:plans/flow-03",
+         rewrite(states_file, (json.dumps(states), json.dumps(other)))),
+        ("teddy", "teddy:.teddy/20260101-session-042",
+         rewrite(report_file, reports)),
+        ("session", f"agentflow:@session/{sid}", work),
     ]  # fmt: skip
 
 
-def latencies(root: Path, count: int) -> dict[str, list[float]]:
+def latencies(root: Path, count: int, sid: str) -> dict[str, list[float]]:
     """Change-to-event latencies by kind, over ``count`` changes."""
     board = Board(root)
-    by_kind: dict[str, list[float]] = {"checklist": [], "agentflow": [], "teddy": []}
+    by_kind: dict[str, list[float]] = {"checklist": [], "agentflow": [], "teddy": [], "session": []}
+    plane = ControlPlane(root.parent / "agentflow")
     try:
         board.timed_get(http.client.HTTPConnection("127.0.0.1", board.port), "/api/plans")
         listener = Listener(board.port)
         hello = listener.events.get(timeout=WAIT)[1]
         require(hello.get("type") == "hello", f"the stream began with {hello}")
-        variants = _variants(root)
+        variants = _variants(root, plane, sid)
         for n in range(count):
-            kind, plan_id, path, texts = variants[n % len(variants)]
+            kind, plan_id, change = variants[n % len(variants)]
             started = time.perf_counter()
-            path.write_text(texts[(n // len(variants) + 1) % 2], encoding="utf-8")
+            change(n // len(variants) + 1)
             by_kind[kind].append(listener.wait_for(plan_id, started))
         listener.close()
     finally:
+        plane.close()
         board.stop()
     return by_kind
 
@@ -269,12 +335,13 @@ def measure(rounds: int = 5) -> list[Result]:
     try:
         log(f"board: generating a project of {SHAPE} …")
         generate(root / "project")
+        sessions = generate_control(root / "agentflow")
         project = root / "project"
         list_times(project, 1)  # the page cache and the interpreter's files, not timed
         log(f"board: /api/plans cold and warm, {rounds} rounds …")
         cold, warm = list_times(project, rounds)
         log(f"board: change to event, {12 * rounds} changes …")
-        lat = latencies(project, 12 * rounds)
+        lat = latencies(project, 12 * rounds, sessions[3])
     finally:
         shutil.rmtree(root, ignore_errors=True)
     cold_s, warm_s = statistics.median(cold), statistics.median(warm)
