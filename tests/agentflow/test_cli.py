@@ -77,6 +77,12 @@ def test_session_list(session: dict[str, object]) -> None:
     assert [(r["session_id"], r["threads"], r["commits"], r["topic"]) for r in rows] == [
         (session["session_id"], 1, 0, "Auth work")
     ]
+    header, line = text.splitlines()
+    assert header.split()[-3:] == ["CREATED", "ENDED", "TOPIC"]
+    assert line.split()[-3] == "-"  # open: no end
+    ended = json.loads(run("session", "end", "--json").stdout)["ended_at"]
+    header, line = run("session", "list").stdout.splitlines()
+    assert line.split()[-3] == ended and line.endswith("  Auth work")
 
 
 def test_plan_dir_prints_only_the_path(session: dict[str, object]) -> None:

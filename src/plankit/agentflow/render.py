@@ -160,7 +160,7 @@ def sessions_text(rows: list[SessionSummary]) -> str:
     """The table printed by ``session list``."""
     if not rows:
         return "no sessions yet; start one with `agentctl session start`"
-    header = ("SESSION", "AGENT SESSION", "THREADS", "COMMITS", "CREATED", "TOPIC")
+    header = ("SESSION", "AGENT SESSION", "THREADS", "COMMITS", "CREATED", "ENDED", "TOPIC")
     table = [header] + [
         (
             row.session.session_id,
@@ -168,6 +168,7 @@ def sessions_text(rows: list[SessionSummary]) -> str:
             str(row.threads),
             str(row.commits),
             row.session.created_at,
+            row.session.ended_at or "-",
             row.session.topic or "-",
         )
         for row in rows
