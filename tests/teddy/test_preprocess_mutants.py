@@ -173,3 +173,195 @@ def test_remarks_after_a_repair_in_two_readings() -> None:
         HEAD + EXECUTE + "prose\n````\n\n````\nFIND:\n" + EXECUTE + "````\n  ````\n"
     )
     assert text[start:] == "Hope this helps!\n"
+
+
+# --- what may follow a block ------------------------------------------------------------
+
+CREATE_PLAN_DOC = (
+    "### `CREATE`\n- **File Path:** [docs/plan.md](/docs/plan.md)\n- **Description:** d\n"
+)
+
+
+def _plan_doc(tail: str) -> str:
+    """A CREATE (heading on line 20, fence on line 23) of a document about plans whose
+    first code block (lines 25-27) ends the outer block in CommonMark, followed by
+    ``tail`` and the outer block's own closing fence."""
+    return (
+        HEAD
+        + CREATE_PLAN_DOC
+        + "```markdown\nAn example:\n```python\nx = 1\n```\n"
+        + tail
+        + "```\n"
+    )
+
+
+def _lengthened(opening: int, closing: int) -> tuple[Change, Change]:
+    return (
+        Change(
+            opening, f"lengthened the opening fence from 3 to 4 (the block ends at line {closing})"
+        ),
+        Change(
+            closing, f"lengthened the closing fence from 3 to 4 (the block opens at line {opening})"
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("tail", "changes"),
+    [
+        # an EDIT must start with FIND: (a REPLACE: first, or a fenced block, is content)
+        ("### `EDIT`\nREPLACE:\n```\na\n```\nREPLACE:\n```\nb\n```\n", _lengthened(23, 37)),
+        ("### `EDIT`\n```\na\n```\n", _lengthened(23, 32)),
+        # … and have a REPLACE: outside fenced blocks before the next action
+        ("### `EDIT`\nFIND:\n```\na\n```\nFIND:\n```\nb\n```\n", _lengthened(23, 37)),
+        ("### `EDIT`\nFIND:\n~~~\nFIND:\nREPLACE:\n~~~\n", _lengthened(23, 34)),
+        # an EDIT with a second FIND: or a label in its block still fits: the CREATE
+        # ends early and the stray fence after the EDIT's last block is what is repaired
+        (
+            "### `EDIT`\nFIND:\n```\na\n```\nFIND:\n```\nb\n```\nREPLACE:\n```\nc\n```\n",
+            _lengthened(38, 41),
+        ),
+        ("### `EDIT`\nFIND:\n~~~\nFIND:\n~~~\nREPLACE:\n```\nc\n```\n", _lengthened(34, 37)),
+        # a READ holds no fenced block, even after something else
+        ("### `READ`\n- **Resource:** [a](/a)\nFIND:\n```\nx\n```\n", _lengthened(23, 34)),
+    ],
+    ids=[
+        "edit-replace-first",
+        "edit-block-first",
+        "edit-without-replace",
+        "edit-replace-only-inside-a-block",
+        "edit-two-finds",
+        "edit-label-inside-its-block",
+        "read-with-a-block",
+    ],
+)
+def test_a_block_ends_early_only_before_an_action_its_content_fits(
+    tail: str, changes: tuple[Change, ...]
+) -> None:
+    text = _plan_doc(tail)
+    result = preprocess(text)
+    assert result.changes == changes
+    lines = text.split("\n")
+    for change in changes:
+        lines[change.line - 1] = lines[change.line - 1].replace("```", "````", 1)
+    assert result.text == "\n".join(lines)
+
+
+def test_a_read_that_ends_with_a_label_fits() -> None:
+    # the document's closing fence is followed by a READ with a label and nothing else:
+    # that fits a READ, so the block ends at that fence
+    text = _plan_doc("") + "### `READ`\n- **Resource:** [a](/a)\nFIND:\n"
+    assert propose(text).changes == _lengthened(23, 28)
+
+
+def test_a_block_whose_commonmark_end_fits_keeps_it() -> None:
+    # a block with an inner one that CommonMark closes where the plan goes on with
+    # remarks: that end is kept, and the remarks are found after it
+    body = CREATE_PLAN_DOC + "```\n```python\nx = 1\n```\n"
+    text = HEAD + body + "\nHope this helps!\n"
+    assert propose(text) == Proposal(text, (), (len(HEAD + body), len(HEAD + body) + 1))
+
+
+def test_a_rationale_block_is_not_followed_by_remarks() -> None:
+    # only actions are followed by remarks: prose after the Rationale's block is its
+    # content, and the block is closed after it
+    text = "# T\n- **Status:** Green\n\n## Rationale\n```text\n```python\nx\n```\n\nMore words\n"
+    assert preprocess(text) == Preprocessed(
+        text.replace("```text", "````text") + "````\n",
+        (
+            Change(
+                5,
+                "the block opened here never closed: lengthened its opening fence from 3 to 4 "
+                "and inserted the closing fence ```` after line 10",
+            ),
+        ),
+    )
+
+
+# --- the walk -------------------------------------------------------------------------
+
+
+def test_a_block_in_the_header_is_closed_before_the_rationale() -> None:
+    text = (
+        "# T\n- **Status:** Green\n\n```text\nnotes\n\n## Rationale\n```text\nwhy\n```\n\n"
+        "## Action Plan\n\n" + EXECUTE + "```shell\nls\n```\n"
+    )
+    assert preprocess(text) == Preprocessed(
+        text.replace("notes\n", "notes\n```\n"),
+        (
+            Change(
+                4, "the block opened here never closed: inserted the closing fence ``` after line 5"
+            ),
+        ),
+    )
+
+
+def test_a_block_on_the_first_line_is_read() -> None:
+    assert preprocess("```\nx\n") == Preprocessed(
+        "```\nx\n```\n",
+        (
+            Change(
+                1, "the block opened here never closed: inserted the closing fence ``` after line 2"
+            ),
+        ),
+    )
+
+
+def test_headings_that_are_not_events_are_passed_over() -> None:
+    # "### Find out more" looks like a label or an action to the first search, but is
+    # neither: the block on the next line is still read
+    text = HEAD + "### `CHAT_WITH_USER`\n### Find out more\n```python\nx\n"
+    assert preprocess(text) == Preprocessed(
+        text + "```\n",
+        (
+            Change(
+                22,
+                "the block opened here never closed: inserted the closing fence ``` after line 23",
+            ),
+        ),
+    )
+
+
+def test_the_closing_fence_goes_after_the_last_line_whatever_it_holds() -> None:
+    text = HEAD + EXECUTE + "```\nXXX\n\n"
+    assert preprocess(text).text == HEAD + EXECUTE + "```\nXXX\n```\n\n"
+
+
+# --- remarks --------------------------------------------------------------------------
+
+
+def test_remarks_after_a_read_without_a_list() -> None:
+    text = HEAD + "### `READ`\n\nHope this helps!\n"
+    end = len(HEAD + "### `READ`\n")
+    assert propose(text) == Proposal(text, (), (end, end + 1))
+
+
+def test_remarks_after_a_read_list_with_a_continuation_line() -> None:
+    body = "### `READ`\n- **Resource:** [a](/a)\n  more\n"
+    text = HEAD + body + "\nHope this helps!\n"
+    assert propose(text).remarks == (len(HEAD + body), len(HEAD + body) + 1)
+
+
+def test_a_read_list_at_the_end_of_the_text_leaves_no_remarks() -> None:
+    # even when the text starts with a blank line, and the list has no final newline
+    assert propose("\n" + HEAD + "### `READ`\n- **Resource:** [a](/a)").remarks is None
+
+
+# --- the budget -----------------------------------------------------------------------
+
+# Each copy makes an EDIT's FIND: block run to the next copy, so a reading scans events
+# quadratically in the copies: the budget, about two events a line beyond 10,000, lets
+# 57 copies be repaired and not 58.
+BUDGET_UNIT = "### `CREATE`\n```\n```\n### `EDIT`\n`FIND:`\n```python\n"
+
+
+def test_a_text_within_the_budget_is_repaired() -> None:
+    text = "# T\n\n## Action Plan\n\n" + BUDGET_UNIT * 57
+    assert len(preprocess(text).changes) == 57
+
+
+def test_a_text_beyond_the_budget_is_left_as_it_is() -> None:
+    for copies in (58, 200):
+        text = "# T\n\n## Action Plan\n\n" + BUDGET_UNIT * copies
+        assert propose(text) == Proposal(text, (), None)
+        assert preprocess(text) == Preprocessed(text, ())
