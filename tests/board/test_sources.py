@@ -338,6 +338,8 @@ def test_sheet_specs_are_checked_before_the_board_starts() -> None:
         open_store=lambda sid: None,
     )
     assert [p["id"] for p in both.plans()] == [f"checklist:gsheets:{SHEET_ID}"]
+    with pytest.raises(PlankitError, match="cell reference"):
+        SheetsSource([f"gsheets:{SHEET_ID}"], cell="'Plan!C2", open_store=lambda sid: None)
 
 
 def test_the_board_command_refuses_a_bad_sheet_in_one_line(tmp_path: Path) -> None:

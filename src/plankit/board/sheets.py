@@ -90,9 +90,10 @@ class SheetsSource(Source):
         open_store: Callable[[str], Any] | None = None,
     ) -> None:
         from plankit.checklist.manager import DEFAULT_CELL
+        from plankit.checklist.refs import parse_ref
 
         super().__init__()
-        self.cell = cell or DEFAULT_CELL
+        self.cell = parse_ref(cell or DEFAULT_CELL).a1  # a bad reference: refused now
         if open_store is None:
             from plankit.checklist.stores.gsheets import GoogleSheets
 
