@@ -365,3 +365,51 @@ def test_a_text_beyond_the_budget_is_left_as_it_is() -> None:
         text = "# T\n\n## Action Plan\n\n" + BUDGET_UNIT * copies
         assert propose(text) == Proposal(text, (), None)
         assert preprocess(text) == Preprocessed(text, ())
+
+
+# --- repairs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("closing", ["````", "`````"])
+def test_a_closing_fence_already_long_enough_stays(closing: str) -> None:
+    text = _plan_doc("").removesuffix("```\n") + closing + "\n"
+    assert preprocess(text) == Preprocessed(
+        text.replace("```markdown", "````markdown"),
+        (Change(23, "lengthened the opening fence from 3 to 4 (the block ends at line 28)"),),
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "last"),
+    [
+        # in an EXECUTE, the block of line 23 could only end at line 24, where nothing
+        # that fits follows; the bare fence of line 25 then opens a block that never
+        # closes (a shorter one: in a structured place the length does not matter)
+        ("### `EXECUTE`\n- **Description:** d\n\n````\n````\n```\nHope this helps!\n", 26),
+        # in a message, the block of line 23 ends where CommonMark ends it; the block of
+        # line 27 never closes, and is as long as the first
+        (
+            "### `CHAT_WITH_USER`\nREPLACE:\n\n````\n````markdown\na ``` b\n````markdown\n"
+            "````\n````\nx\n",
+            29,
+        ),
+    ],
+    ids=["structured", "free"],
+)
+def test_a_block_that_ended_short_takes_the_stretch_of_a_later_one_that_never_closes(
+    body: str, last: int
+) -> None:
+    text = HEAD + body
+    lines = text.split("\n")
+    assert lines[22] == "````"
+    lines[22] = "`````"
+    assert preprocess(text) == Preprocessed(
+        "\n".join(lines) + "`````\n",
+        (
+            Change(
+                23,
+                "the block opened here never closed: lengthened its opening fence from 4 to 5 "
+                f"and inserted the closing fence ````` after line {last}",
+            ),
+        ),
+    )
