@@ -1,4 +1,4 @@
-"""Parse memory and the unclosed fence: peak memory ÷ plan size, unclosed ÷ valid time.
+"""Parse memory and the unclosed fence: peak memory ÷ plan size, broken ÷ valid time.
 
 Three plans of about 10 MB, from the same generated plan: *valid*; *unclosed*, with the
 opening fence of its middle fenced block made longer than any fence after it, so that
@@ -16,10 +16,14 @@ system has ``/proc``, else ``ru_maxrss``):
   (the generated header has 🟢, as real plans do);
 - *teddy parse*: the whole ``teddy parse PLAN`` command (its entry point, as the
   console script calls it), interpreter and file reading included, as a user sees it,
-  ÷ the plan's size (target ≤ 10).
+  ÷ the plan's size (target ≤ 10).  For a broken plan that is also the work after the
+  diagnostics: repairing the plan as ``teddy preprocess`` would and parsing the result,
+  to say that ``teddy preprocess`` makes it valid (both broken plans must get that line).
 
-Time: ``check_plan`` of each broken plan ÷ ``check_plan`` of the valid one, median ÷
-median over interleaved rounds (target ≤ 2).  ``--rounds N`` sets the rounds.
+Time, median ÷ median over interleaved rounds (target ≤ 2 each): ``check_plan`` of each
+broken plan ÷ ``check_plan`` of the valid one; and the whole ``teddy parse`` command (a
+fresh process, start-up included) of each broken plan ÷ the same of the valid one.
+``--rounds N`` sets the rounds.
 """
 
 from __future__ import annotations
@@ -70,6 +74,16 @@ check_plan(text)
 print(base, peak())
 """
 )
+
+_TEDDY_RUN = """
+import sys
+from plankit.teddy.cli import main
+
+main(["parse", sys.argv[1]])
+"""
+
+SUGGESTION = "makes it a valid plan"
+"""What ``teddy parse`` says of a broken plan that ``teddy preprocess`` repairs."""
 
 _TEDDY_PARSE = (
     _PEAK
@@ -146,15 +160,13 @@ def _teddy_parse_peak(path: str) -> int:
     return peak
 
 
-def _memory(plans: dict[str, str], folder: Path) -> list[Result]:
+def _memory(paths: dict[str, str]) -> list[Result]:
     results: list[Result] = []
-    for name, text in plans.items():
-        path = folder / f"{name}.md"
-        path.write_text(text, encoding="utf-8")
-        size = path.stat().st_size
+    for name, path in paths.items():
+        size = Path(path).stat().st_size
         log(f"memory, {name}: {size / 1e6:.1f} MB …")
-        base, peak = _check_plan_peak(str(path))
-        whole = _teddy_parse_peak(str(path))
+        base, peak = _check_plan_peak(path)
+        whole = _teddy_parse_peak(path)
         results.append(
             Result(
                 f"check_plan peak ÷ plan size, {name}",
@@ -173,6 +185,48 @@ def _memory(plans: dict[str, str], folder: Path) -> list[Result]:
             )
         )
     return results
+
+
+def _run_teddy_parse(path: str, valid: bool) -> None:
+    """``teddy parse PLAN`` in a fresh interpreter, checked: a summary for the valid plan,
+    the suggestion to run ``teddy preprocess`` for a broken one."""
+    result = subprocess.run(
+        [sys.executable, "-c", _TEDDY_RUN, path],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if valid:
+        require(result.returncode == 0, f"teddy parse failed: {result.stderr[-500:]}")
+    else:
+        require(
+            result.returncode == 1 and SUGGESTION in result.stderr,
+            f"teddy parse of a broken plan: exit {result.returncode}, {result.stderr[-500:]}",
+        )
+
+
+def _command_time(paths: dict[str, str], rounds: int) -> list[Result]:
+    cases: dict[str, Callable[[], object]] = {
+        name: (lambda path=path, valid=name == "valid": _run_teddy_parse(path, valid))
+        for name, path in paths.items()
+    }
+    for func in cases.values():  # warm up (and check): bytecode caches, the page cache
+        func()
+    log(f"time, teddy parse: {len(cases)} plans, {rounds} rounds …")
+    medians = interleaved(cases, rounds)
+    valid = medians["valid"]
+    return [
+        Result(
+            f"teddy parse time, {name} ÷ valid",
+            medians[name] / valid,
+            TIME_TARGET,
+            f"{medians[name] * 1e3:.0f} ms vs {valid * 1e3:.0f} ms, a fresh process each",
+        )
+        for name in paths
+        if name != "valid"
+    ]
 
 
 def _time(plans: dict[str, str], rounds: int) -> list[Result]:
@@ -197,7 +251,7 @@ def _time(plans: dict[str, str], rounds: int) -> list[Result]:
 
 
 def measure(rounds: int = 9) -> list[Result]:
-    """Peak memory ÷ plan size for the three plans, and the two time ratios."""
+    """Peak memory ÷ plan size for the three plans, and the four time ratios."""
     valid = generate_plan(SIZE, seed=4, invoke=False)
     plan, diagnostics = check_plan(valid)
     require(not diagnostics and plan is not None, f"the valid plan has {diagnostics[:3]}")
@@ -207,8 +261,12 @@ def measure(rounds: int = 9) -> list[Result]:
     _check_broken("cut off", short, last)
     plans = {"valid": valid, "unclosed": broken, "cut off": short}
     with tempfile.TemporaryDirectory() as folder:
-        results = _memory(plans, Path(folder))
-    return results + _time(plans, rounds)
+        paths: dict[str, str] = {}
+        for name, text in plans.items():
+            path = Path(folder) / f"{name}.md"
+            path.write_text(text, encoding="utf-8")
+            paths[name] = str(path)
+        return _memory(paths) + _time(plans, rounds) + _command_time(paths, rounds)
 
 
 if __name__ == "__main__":
