@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,23 +35,79 @@ from plankit.agentflow.store import SCHEMA_VERSION, Database, SqliteDatabase
 DB_NAME = "agentflow.db"
 
 
-def _ro_sqlite(path: str) -> SqliteDatabase:
+def _uri(path: str, query: str) -> str:
+    # quoted: a "?", "#" or "%" in a directory's name must not end the path (SQLite would
+    # open, and create, another file, read-write)
+    return f"file:{urllib.parse.quote(os.path.abspath(path))}?{query}"
+
+
+def _stamp(path: str) -> tuple[int, ...] | None:
+    """The file as it is now: a checkpoint that rewrites it, or a writer that starts (its
+    ``-wal`` file appears), changes the stamp."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, isolation_level=None)
-        try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    wal = os.path.exists(path + "-wal")
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, int(wal))
+
+
+def _quiet_wal(path: str) -> bool:
+    """Whether ``path`` is a WAL database no one has open (no ``-wal`` file): opened in
+    ``mode=ro``, SQLite would make its ``-wal`` and ``-shm`` files, and leave them."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    # bytes 18 and 19: the read and write format, 2 for WAL
+    wal_mode = header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
+    return wal_mode and not os.path.exists(path + "-wal")
+
+
+class SnapshotDatabase(SqliteDatabase):
+    """A WAL database no one had open, read as the file is (``immutable=1``: no lock,
+    no ``-wal`` or ``-shm`` made).  It is usable only while the file is unchanged since
+    before it was opened, so a read that overlapped a writer is told by :meth:`usable`
+    afterwards and done again."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str, stamp: tuple[int, ...] | None):
+        super().__init__(conn, path, True)
+        self._stamp = stamp
+
+    def usable(self, write: bool) -> bool:
+        return not write and self._stamp is not None and _stamp(self.where) == self._stamp
+
+
+def _ro_sqlite(path: str) -> SqliteDatabase:
+    stamp = _stamp(path)
+    quiet = _quiet_wal(path)
+    try:
+        if quiet:
+            conn = sqlite3.connect(_uri(path, "immutable=1"), uri=True, isolation_level=None)
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.OperationalError:
-            # WAL needs its -shm file, which this directory cannot get: nobody can write
-            # there either, so the file is read as it is
-            conn.close()
-            conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
-            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        else:
+            conn = sqlite3.connect(_uri(path, "mode=ro"), uri=True, timeout=5, isolation_level=None)
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            except sqlite3.OperationalError:
+                # WAL needs its -shm file, which this directory cannot get: nobody can
+                # write there either, so the file is read as it is
+                conn.close()
+                quiet = True
+                conn = sqlite3.connect(_uri(path, "immutable=1"), uri=True, isolation_level=None)
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.Error as exc:
         raise ControlError(
-            "state-unusable", f"cannot read the agentflow database {path} ({exc})"
+            "state-unusable", f"cannot read the agentflow database {path} ({first_line(exc)})"
         ) from None
     conn.create_function("now_ms", 0, _now_ms)
-    return SqliteDatabase(conn, path, True)
+    return SnapshotDatabase(conn, path, stamp) if quiet else SqliteDatabase(conn, path, True)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's text (errors are said in one line)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _now_ms() -> int:
@@ -78,34 +135,59 @@ def open_reader(home: str | None, database: str | None) -> Database | None:
         if isinstance(exc, ControlError):
             raise
         raise ControlError(
-            "state-unusable", f"cannot read the agentflow database {db.where} ({exc})"
+            "state-unusable", f"cannot read the agentflow database {db.where} ({first_line(exc)})"
         ) from None
     if version != SCHEMA_VERSION:
         db.close()
-        newer = "a newer plankit" if version > SCHEMA_VERSION else "an older plankit"
-        raise ControlError(
-            "schema-mismatch",
-            f"{db.where} has schema version {version}, written by {newer} (this one reads "
-            f"version {SCHEMA_VERSION}); run an `agentctl` command of the same plankit on it",
-        )
+        raise _mismatch(db.where, version)
     return db
 
 
-def _ro_postgres(url: str) -> Database:
-    from plankit.agentflow.pgstore import PostgresDatabase, safe_url
+def _mismatch(where: str, version: int) -> ControlError:
+    newer = "a newer plankit" if version > SCHEMA_VERSION else "an older plankit"
+    return ControlError(
+        "schema-mismatch",
+        f"{where} has schema version {version}, written by {newer} (this one reads "
+        f"version {SCHEMA_VERSION}); run an `agentctl` command of the same plankit on it",
+    )
 
+
+def check_url(url: str) -> None:
+    """Refuse, in one line naming no password, a ``url`` that is not a PostgreSQL
+    connection URL (nothing is connected to)."""
+    url_params(url)
+
+
+def url_params(url: str) -> dict[str, Any]:
     try:
-        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
     except ImportError:
         raise ControlError(
             "state-unusable",
             "a PostgreSQL database needs psycopg 3: pip install 'psycopg[binary]'",
         ) from None
     try:
+        return dict(conninfo_to_dict(url))
+    except Exception:
+        # the driver's message quotes the URL, password included: not repeated
+        raise ControlError(
+            "database-url",
+            "the agentflow database URL is not a PostgreSQL URL; give one as "
+            "postgresql://USER:PASSWORD@HOST:PORT/DBNAME",
+        ) from None
+
+
+def _ro_postgres(url: str) -> Database:
+    from plankit.agentflow.pgstore import PostgresDatabase, safe_url
+
+    params = url_params(url)
+    import psycopg
+
+    try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         conn.execute("SET default_transaction_read_only = on")
-    except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or ["no answer"])[0]
+    except Exception as exc:
+        first = hide_password(first_line(exc) if str(exc).strip() else "no answer", params)
         raise ControlError(
             "state-unusable",
             f"cannot connect to the agentflow database {safe_url(url)} ({first}); check the "
@@ -114,19 +196,30 @@ def _ro_postgres(url: str) -> Database:
     return PostgresDatabase(conn)
 
 
+def hide_password(text: str, params: dict[str, Any]) -> str:
+    """``text`` with the password of a URL's ``params`` (if any) replaced by ``***``."""
+    password = str(params.get("password") or "")
+    return text.replace(password, "***") if password else text
+
+
 # --- what a viewer reads --------------------------------------------------------------------
 
 
 def signature(db: Database) -> tuple[Any, ...]:
-    """Changes whenever a session, thread, commit or task state changes."""
+    """Changes whenever a session, thread, commit or task state changes; a database
+    migrated meanwhile to another schema (a connection outlives the check at its
+    opening) is refused as :func:`open_reader` refuses it."""
     row = db.execute(
-        "SELECT (SELECT COUNT(*) FROM sessions), (SELECT MAX(updated_at) FROM sessions), "
+        "SELECT (SELECT MAX(version) FROM schema_version), "
+        "(SELECT COUNT(*) FROM sessions), (SELECT MAX(updated_at) FROM sessions), "
         "(SELECT COUNT(ended_at) FROM sessions), (SELECT COUNT(*) FROM threads), "
         "(SELECT COUNT(removed_at) FROM threads), (SELECT COUNT(*) FROM commits), "
         "(SELECT COUNT(*) FROM tasks), (SELECT MAX(changed_at) FROM tasks), "
         "(SELECT SUM(claims) FROM tasks), "
         "(SELECT COUNT(*) FROM tasks WHERE state IN ('done', 'failed', 'blocked'))"
     ).fetchone()
+    if int(row[0] or 0) != SCHEMA_VERSION:
+        raise _mismatch(db.where, int(row[0] or 0))
     return tuple(row)
 
 

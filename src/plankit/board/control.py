@@ -51,77 +51,151 @@ class ControlSource(Source):
         super().__init__()
         self.home = home
         self.database = database or None
+        if self.database:
+            from plankit.agentflow import reader
+
+            reader.check_url(self.database)  # a malformed URL: refused now, in one line
         self.where = _where(home, self.database)
         self._local = threading.local()
+        self._open: set[Any] = set()  # every thread's PostgreSQL connection, to close
+        self._closed = False
         self._signature: tuple[Any, ...] | None = None
+        self._marks: dict[str, Any] = {}
+        self._polling = threading.Lock()
         self._polled = False
 
     # --- the connection ------------------------------------------------------------------
 
-    def _db(self) -> Any:
-        """This thread's read-only connection, (re)opened when needed; None when there
-        is no database (yet)."""
+    def _connect(self) -> Any:
+        """A read-only connection for one read, or None when there is no database
+        (yet).  A SQLite file is opened for each read and closed after it (a connection
+        kept open would keep agents from removing the database's ``-wal`` and ``-shm``
+        files, which a reader cannot remove); a PostgreSQL connection is kept, one per
+        thread, so that polls and requests never wait on each other."""
         from plankit.agentflow import reader
+        from plankit.agentflow.records import ControlError
 
+        if self._closed:
+            raise ControlError("state-unusable", "the board is stopping")
+        if not self.database:
+            return reader.open_reader(self.home, None)
         db = getattr(self._local, "db", None)
-        if db is not None and (db.closed or not db.usable(False)):
-            reader.close(db)
+        if db is not None and db.closed:
+            self._forget(db)
             db = None
         if db is None:
-            db = reader.open_reader(self.home, self.database)
+            db = reader.open_reader(None, self.database)
+            with self._lock:
+                if self._closed:  # close() ran meanwhile: this one is not kept either
+                    reader.close(db)
+                    raise ControlError("state-unusable", "the board is stopping")
+                self._open.add(db)
             self._local.db = db
         return db
 
-    def _drop(self) -> None:
+    def _forget(self, db: Any) -> None:
         from plankit.agentflow import reader
 
-        reader.close(getattr(self._local, "db", None))
-        self._local.db = None
+        reader.close(db)
+        with self._lock:
+            self._open.discard(db)
+        if getattr(self._local, "db", None) is db:
+            self._local.db = None
+
+    def _release(self, db: Any) -> None:
+        if not self.database:
+            self._forget(db)
 
     def _read(self, action: Any) -> Any:
-        """``action(db)`` on this thread's connection; a failure becomes a ControlError
-        (the connection is dropped, the next call opens a new one)."""
+        """``action(db)`` on a read-only connection; a failure becomes a ControlError
+        (a kept connection is dropped, the next call opens a new one).  A read of a
+        SQLite file that a writer changed meanwhile is done again."""
         from plankit.agentflow.records import ControlError
 
-        try:
-            db = self._db()
-            return None if db is None else action(db)
-        except ControlError:
-            self._drop()
-            raise
-        except Exception as exc:
-            self._drop()
-            raise ControlError(
-                "state-unusable", f"cannot read the agentflow database {self.where} ({exc})"
-            ) from None
+        for attempt in range(_ATTEMPTS):
+            try:
+                db = self._connect()
+            except ControlError:
+                raise
+            except Exception as exc:
+                raise self._failure(exc) from None
+            if db is None:
+                return None
+            try:
+                result = action(db)
+                current = db.usable(False)
+            except ControlError:
+                self._forget(db)
+                raise
+            except Exception as exc:
+                self._forget(db)
+                raise self._failure(exc) from None
+            self._release(db)
+            if current or attempt == _ATTEMPTS - 1:
+                return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _failure(self, exc: Exception) -> Any:
+        from plankit.agentflow import reader
+        from plankit.agentflow.records import ControlError
+
+        text = reader.hide_password(reader.first_line(exc), _url_params(self.database))
+        return ControlError(
+            "state-unusable", f"cannot read the agentflow database {self.where} ({text})"
+        )
 
     def close(self) -> None:
-        self._drop()
+        from plankit.agentflow import reader
+
+        with self._lock:
+            self._closed = True
+            kept, self._open = list(self._open), set()
+        for db in kept:
+            reader.close(db)
 
     # --- the list ------------------------------------------------------------------------
 
     def plans(self) -> list[dict[str, Any]]:
         if not self._polled:  # the first list is read at once, not at the first poll
-            self.poll()
+            with self._polling:
+                if not self._polled:
+                    self._poll()
         return super().plans()
 
     def poll(self) -> list[dict[str, Any]]:
-        from plankit.agentflow import reader
-        from plankit.agentflow.records import ControlError
+        # one poll at a time: two at once (the first list and the first poll) could
+        # publish an older read after a newer one
+        with self._polling:
+            return self._poll()
 
-        self._polled = True
+    def _poll(self) -> list[dict[str, Any]]:
+        from plankit.agentflow import reader
+
         try:
             signature = self._read(reader.signature)
             if signature is not None and signature == self._signature and self.error is None:
                 return []
             rows = self._read(reader.sessions) or []
-        except ControlError as exc:
-            self.error = str(exc)
+            summaries = [_summary(row) for row in rows]
+        except Exception as exc:  # whatever the database holds: said above the list
+            self.error = _one_line(exc)
             self._signature = None
             return []
+        finally:
+            self._polled = True
         self.error = None
         self._signature = signature
-        return self._publish([_summary(row) for row in rows])
+        marks = {s["id"]: _mark(row) for s, row in zip(summaries, rows, strict=True)}
+        events = self._publish(summaries)
+        told = {e["plan"]["id"] for e in events if e["type"] != "removed"}
+        # a change the list does not show (a thread added or removed) still changes the
+        # session's page: it is told too
+        for summary in summaries:
+            plan_id = summary["id"]
+            if plan_id not in told and self._marks.get(plan_id, marks[plan_id]) != marks[plan_id]:
+                events.append({"type": "changed", "plan": summary})
+        self._marks = marks
+        return events
 
     # --- one session ---------------------------------------------------------------------
 
@@ -132,7 +206,7 @@ class ControlSource(Source):
             return None
         session_id = plan_id[len(PREFIX) :]
         asked = query.get("commit")
-        number = int(asked) if asked is not None and asked.isdigit() else None
+        number = _commit_number(asked)
         try:
             found = self._read(lambda db: _session_page(db, session_id, number))
         except ControlError as exc:
@@ -141,7 +215,16 @@ class ControlSource(Source):
             if head is None:
                 return None
             return head | {"errors": [error(exc.rule, str(exc), None)], "plan": None}
-        return found if isinstance(found, dict) else None
+        if not isinstance(found, dict):
+            return None
+        if asked is not None and number is None:
+            shown = asked if len(asked) <= 40 else asked[:40] + "…"
+            problem = (
+                f"?commit={shown!r} is not a commit number; the latest commit is shown "
+                "(give ?commit=N, a number from the commits over time)"
+            )
+            found["errors"] = [error("commit-unknown", problem, None), *found["errors"]]
+        return found
 
     def versions(self, plan_id: str) -> list[tuple[str, str, str]]:
         from plankit.agentflow import reader
@@ -155,6 +238,43 @@ class ControlSource(Source):
         except ControlError:
             return []
         return [(f"commit {n}", when, text) for n, when, text in found or []]
+
+
+_ATTEMPTS = 4
+"""Reads of a SQLite file done again when a writer changed it meanwhile, at most."""
+
+
+def _commit_number(asked: str | None) -> int | None:
+    """The commit ``?commit=`` names, or None (the latest) for none or anything but a
+    number (``²`` is a digit to Python, not a number to give SQL)."""
+    if asked is None or not (asked.isascii() and asked.isdigit()) or len(asked) > 18:
+        return None
+    return int(asked)
+
+
+def _url_params(url: str | None) -> dict[str, Any]:
+    from plankit.agentflow import reader
+
+    if not url:
+        return {}
+    try:
+        return reader.url_params(url)
+    except Exception:
+        return {}
+
+
+def _one_line(exc: Exception) -> str:
+    from plankit.agentflow import reader
+    from plankit.agentflow.records import ControlError
+
+    if isinstance(exc, ControlError):
+        return str(exc)
+    return f"{type(exc).__name__}: {reader.first_line(exc)}"
+
+
+def _mark(row: Any) -> tuple[Any, ...]:
+    """What a session's page shows besides its summary, to tell when it changed."""
+    return (row.summary.to_dict(), row.states, row.last_change_ms)
 
 
 def _summary(row: Any) -> dict[str, Any]:

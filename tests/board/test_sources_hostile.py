@@ -1,0 +1,314 @@
+"""The board's control-plane source against what can go wrong: odd directory names,
+a database no one has open, odd ``?commit=`` values, a database changed while the
+board runs, odd values in it, URLs with passwords, and connections left open."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from plankit.agentflow.control import ControlPlane
+from plankit.board.app import create_app
+from plankit.board.control import ControlSource
+from tests.agentflow.helpers import task, write_plan
+
+
+def _session(plane: ControlPlane, tasks: dict[str, list[str]], title: str = "Auth") -> str:
+    context = plane.start_session(None)
+    files = {f"{i:02d}-{tid}.md": task(tid, deps) for i, (tid, deps) in enumerate(tasks.items())}
+    write_plan(Path(context.current.plan_dir), title=title, tasks=files)
+    plane.commit(context.session.session_id)
+    return context.session.session_id
+
+
+def _tree(directory: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``directory`` with its time and size."""
+    return {
+        str(p.relative_to(directory)): (p.stat().st_mtime_ns, p.stat().st_size)
+        for p in directory.rglob("*")
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    made = ControlPlane(tmp_path / "agentflow")
+    yield made
+    made.close()
+
+
+def _client(root: Path, *sources: Any) -> TestClient:
+    root.mkdir(exist_ok=True)
+    return TestClient(
+        create_app(root, watch=False, sources=sources),
+        base_url="http://127.0.0.1",
+        raise_server_exceptions=False,
+    )
+
+
+# --- nothing written ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["what?now", "100%41", "left#right"])
+def test_a_home_named_with_uri_characters_is_read_and_nothing_is_made(
+    tmp_path: Path, name: str
+) -> None:
+    # "?", "#" and "%" in a path end or change a SQLite URI: unquoted, another file was
+    # opened read-write, and made next to the home
+    home = tmp_path / name
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})
+    plane.close()
+    before = _tree(tmp_path)
+    source = ControlSource(str(home))
+    try:
+        [added] = source.poll()
+        assert source.error is None
+        assert added["plan"]["id"] == f"agentflow:@session/{sid}"
+    finally:
+        source.close()
+    assert _tree(tmp_path) == before
+
+
+def test_a_database_no_one_has_open_gets_no_wal_or_shm_file_from_the_board(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    sid = _session(plane, {"a": [], "b": ["a"]})
+    plane.close()  # the agents are done: agentflow.db alone, without -wal and -shm
+    home = Path(plane.home)
+    before = _tree(home)
+    assert not [name for name in before if name.endswith(("-wal", "-shm"))]
+    plan_id = f"agentflow:@session/{sid}"
+    with _client(tmp_path / "proj", ControlSource(str(home))) as client:
+        assert [p["id"] for p in client.get("/api/plans").json()["plans"]] == [plan_id]
+        page = client.get(f"/api/plans/{plan_id}").json()
+        assert page["commit"] == 1 and page["errors"] == []
+        assert client.get(f"/api/plans/{plan_id}/diff?from=0&to=0").status_code == 200
+    assert _tree(home) == before
+
+
+def test_a_read_that_overlaps_a_writer_is_done_again(tmp_path: Path, plane: ControlPlane) -> None:
+    from plankit.agentflow import reader
+
+    _session(plane, {"a": []})
+    plane.close()
+    source = ControlSource(plane.home)
+    calls: list[int] = []
+
+    def read_while_an_agent_writes(db: Any) -> int:
+        found = len(reader.sessions(db))
+        if not calls:  # an agent commits a second session while the board reads
+            writer = ControlPlane(plane.home)
+            _session(writer, {"x": []}, title="Other")
+            writer.close()
+        calls.append(found)
+        return found
+
+    try:
+        assert source._read(read_while_an_agent_writes) == 2
+        assert calls == [1, 2]
+    finally:
+        source.close()
+
+
+def test_no_connection_is_left_open_by_the_threads_that_read(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    sid = _session(plane, {"a": []})
+    plane.close()
+    db = os.path.realpath(Path(plane.home) / "agentflow.db")
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc/self/fd")
+
+    def open_files() -> int:
+        found = 0
+        for fd in list(fds.iterdir()):
+            try:
+                found += os.readlink(fd).startswith(db)
+            except OSError:
+                continue
+        return found
+
+    source = ControlSource(plane.home)
+    barrier = threading.Barrier(3)
+
+    def read() -> None:
+        barrier.wait(timeout=60)  # three threads, each with its own reads
+        source.poll()
+        source.detail(f"agentflow:@session/{sid}", {})
+
+    with ThreadPoolExecutor(3) as pool:
+        for done in [pool.submit(read) for _ in range(3)]:
+            done.result(timeout=120)
+        source.close()
+        assert open_files() == 0  # the threads are still alive, like a server's
+
+
+# --- odd requests and odd data -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("asked", ["²", "٣", "9" * 5000, "9" * 40, "-1", "1.5", " 1"])
+def test_any_commit_value_is_a_page_never_a_500(
+    tmp_path: Path, plane: ControlPlane, asked: str
+) -> None:
+    sid = _session(plane, {"a": []})
+    plan_id = f"agentflow:@session/{sid}"
+    with _client(tmp_path / "proj", ControlSource(plane.home)) as client:
+        client.get("/api/plans")
+        response = client.get(f"/api/plans/{plan_id}", params={"commit": asked})
+        listed = client.get("/api/plans").json()
+    assert response.status_code == 200
+    page = response.json()
+    assert page["commit"] == 1  # the latest is shown
+    [problem] = page["errors"]
+    assert problem["code"] == "commit-unknown"
+    assert "is not a commit number" in problem["message"] and len(problem["message"]) < 300
+    assert listed["sources"][0]["error"] is None
+
+
+def test_odd_values_in_the_database_are_said_above_the_list_never_a_500(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    _session(plane, {"a": []})
+    plane.close()
+    with sqlite3.connect(Path(plane.home) / "agentflow.db") as conn:
+        conn.execute("UPDATE tasks SET changed_at = 9000000000000000000")  # year 285 million
+    conn.close()
+    with _client(tmp_path / "proj", ControlSource(plane.home)) as client:
+        response = client.get("/api/plans")
+    assert response.status_code == 200
+    [status] = response.json()["sources"]
+    assert status["error"] is not None and "\n" not in status["error"]
+
+
+def test_a_database_migrated_while_the_board_runs_is_refused(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    _session(plane, {"a": []})
+    source = ControlSource(plane.home)
+    try:
+        assert len(source.poll()) == 1 and source.error is None
+        with sqlite3.connect(Path(plane.home) / "agentflow.db") as conn:
+            conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (99, 'later')")
+        conn.close()
+        source.poll()
+        assert source.error is not None
+        assert "schema version 99, written by a newer plankit" in source.error
+    finally:
+        source.close()
+
+
+def test_a_thread_added_or_removed_tells_the_open_page(plane: ControlPlane) -> None:
+    sid = _session(plane, {"a": []})
+    source = ControlSource(plane.home)
+    try:
+        source.poll()
+        thread = plane.request_thread_dir(sid)
+        [event] = source.poll()
+        assert event["type"] == "changed"
+        assert event["plan"]["id"] == f"agentflow:@session/{sid}"
+        page = source.detail(event["plan"]["id"], {})
+        assert page is not None and len(page["threads"]) == 2
+        plane.remove_thread(thread.thread_id, sid)
+        assert [e["type"] for e in source.poll()] == ["changed"]
+        assert source.poll() == []
+    finally:
+        source.close()
+
+
+# --- passwords -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url", ["agent:s3cretpw@db.example/agentflow", "mysql://agent:s3cretpw@db.example/agentflow"]
+)
+def test_a_malformed_database_url_is_refused_without_its_password(url: str) -> None:
+    from plankit.agentflow.records import ControlError
+
+    with pytest.raises(ControlError) as caught:
+        ControlSource(None, url)
+    assert "s3cretpw" not in str(caught.value)
+    assert "not a PostgreSQL URL" in str(caught.value)
+
+
+def test_the_board_command_refuses_a_malformed_database_url_in_one_line(tmp_path: Path) -> None:
+    from tests.board.conftest import BIN
+
+    url = "agent:s3cretpw@db.example/agentflow"
+    out = subprocess.run(
+        [
+            BIN / "plankit",
+            "board",
+            str(tmp_path),
+            "--no-open",
+            "--port",
+            "0",
+            "--agentflow-database",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PLANKIT_STORE": ""},
+        timeout=60,
+    )
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("Error: the agentflow database URL is not a PostgreSQL URL")
+    assert out.stderr.count("\n") == 1 and "s3cretpw" not in out.stderr
+
+
+def test_a_server_that_refuses_is_said_without_the_password(tmp_path: Path) -> None:
+    source = ControlSource(None, "postgresql://agent:s3cretpw@127.0.0.1:1/agentflow")
+    with _client(tmp_path / "proj", source) as client:
+        listed = client.get("/api/plans").json()
+    [status] = listed["sources"]
+    assert status["error"] is not None and "cannot connect" in status["error"]
+    assert "s3cretpw" not in repr(listed)
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+def test_postgresql_connections_of_every_thread_are_closed(tmp_path: Path, postgres: Any) -> None:
+    import psycopg
+
+    name = f"board_{os.getpid()}_{threading.get_ident()}"
+    url = postgres.new_schema() + f"&application_name={name}"
+    plane = ControlPlane(tmp_path / "home", database=url)
+    try:
+        sid = _session(plane, {"a": []})
+    finally:
+        plane.close()
+
+    def connections() -> int:
+        with psycopg.connect(postgres.url(), autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    source = ControlSource(None, url)
+    barrier = threading.Barrier(3)
+
+    def read() -> None:
+        barrier.wait(timeout=60)
+        source.poll()
+        source.detail(f"agentflow:@session/{sid}", {})
+
+    with ThreadPoolExecutor(3) as pool:
+        for done in [pool.submit(read) for _ in range(3)]:
+            done.result(timeout=120)
+        assert connections() == 3
+        source.close()
+        from tests.waiting import wait_until
+
+        wait_until(lambda: connections() == 0, "the board's connections to close")
