@@ -312,3 +312,38 @@ def test_postgresql_connections_of_every_thread_are_closed(tmp_path: Path, postg
         from tests.waiting import wait_until
 
         wait_until(lambda: connections() == 0, "the board's connections to close")
+
+
+# --- Google Sheets ---------------------------------------------------------------------------
+
+
+SHEET_ID = "1kPlanKitBoardSpreadsheet0123456789"
+SHEET_PLAN = """# Plan: Sheet work
+
+### Phase 1: Read
+- [x] 1.1 List the sheets ✅ 2026-11-20
+- [ ] 1.2 Read the totals
+"""
+
+
+def test_a_sheet_edit_the_list_does_not_show_still_tells_the_open_page() -> None:
+    from plankit.board.sheets import SheetsSource
+    from plankit.checklist.stores.gsheets import GoogleSheets
+    from plankit.checklist.stores.gsheets_fake import FakeSheetsApi
+
+    fake = FakeSheetsApi()
+    fake.add_spreadsheet(SHEET_ID, sheets=("AGENT_BASE",), cells={"AGENT_BASE!C2": SHEET_PLAN})
+
+    def store(sid: str) -> GoogleSheets:
+        return GoogleSheets(sid, session=fake.session(), sleep=lambda seconds: None)
+
+    source = SheetsSource([f"gsheets:{SHEET_ID}"], open_store=store)
+    [first] = source.poll()
+    writer = GoogleSheets(SHEET_ID, session=fake.session())
+    edited = SHEET_PLAN.replace("Read the totals", "Read the totals of <b>March</b>")
+    writer.set_cell("AGENT_BASE!C2", edited)
+    [event] = source.poll()  # same title, progress and status: the step's text changed
+    assert event == {"type": "changed", "plan": first["plan"]}
+    page = source.detail(first["plan"]["id"], {})
+    assert page is not None and "<b>March</b>" in page["markdown"]
+    assert source.poll() == []

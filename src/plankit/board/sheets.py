@@ -107,6 +107,7 @@ class SheetsSource(Source):
     def poll(self) -> list[dict[str, Any]]:
         from plankit.errors import PlankitError
 
+        before = {sheet.id: (sheet.text, sheet.error) for sheet in self._sheets}
         for sheet in self._sheets:
             try:
                 text = sheet.store.get_cell(self.cell)
@@ -125,7 +126,14 @@ class SheetsSource(Source):
                 with self._lock:
                     sheet.versions.append((f"seen {sheet.updated}", sheet.updated, text))
                     del sheet.versions[:-MAX_VERSIONS]
-        return self._publish([self._summary(sheet) for sheet in self._sheets])
+        events = self._publish([self._summary(sheet) for sheet in self._sheets])
+        told = {e["plan"]["id"] for e in events if e["type"] != "removed"}
+        # a change the list does not show (a note, a step's text, another error) still
+        # changes the page, as an edit of a checklist file does
+        for sheet in self._sheets:
+            if sheet.id not in told and before[sheet.id] != (sheet.text, sheet.error):
+                events.append({"type": "changed", "plan": self._summary(sheet)})
+        return events
 
     def _summary(self, sheet: _Sheet) -> dict[str, Any]:
         base = {"kind": "checklist", "id": sheet.id, "path": sheet.path, "source": "gsheets"}
