@@ -347,3 +347,86 @@ def test_a_sheet_edit_the_list_does_not_show_still_tells_the_open_page() -> None
     page = source.detail(first["plan"]["id"], {})
     assert page is not None and "<b>March</b>" in page["markdown"]
     assert source.poll() == []
+
+
+# --- the page --------------------------------------------------------------------------------
+
+
+def _many_commits(plane: ControlPlane, count: int) -> str:
+    """A session with ``count`` commits (copies of its first, a second apart)."""
+    import datetime as dt
+    import json
+
+    sid = _session(plane, {"a": [], "b": ["a"]})
+    plane.close()
+    with sqlite3.connect(Path(plane.home) / "agentflow.db") as conn:
+        snapshot, threads = conn.execute("SELECT snapshot, commit_id FROM commits").fetchone()
+        data = json.loads(snapshot)
+        [(thread_id, position, tasks)] = conn.execute(
+            "SELECT thread_id, position, task_count FROM commit_threads WHERE commit_id = ?",
+            (threads,),
+        ).fetchall()
+        start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        for number in range(2, count + 1):
+            when = (start + dt.timedelta(seconds=number)).isoformat().replace("+00:00", "Z")
+            data |= {"commit": number, "committed_at": when}
+            made = conn.execute(
+                "INSERT INTO commits (session_id, number, committed_at, snapshot) "
+                "VALUES (?, ?, ?, ?)",
+                (sid, number, when, json.dumps(data)),
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO commit_threads (commit_id, thread_id, position, task_count) "
+                "VALUES (?, ?, ?, ?)",
+                (made, thread_id, position, tasks + number % 3),
+            )
+    conn.close()
+    return sid
+
+
+def test_a_session_of_very_many_commits_draws_its_chart(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    import json
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).is_file():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from tests.board.conftest import Board
+    from tests.board.test_browser import CHROMIUM_ARGS, WAIT
+    from tests.waiting import wait_until
+
+    count = 150_000  # past what a spread call (Math.min(...times)) can take
+    sid = _many_commits(plane, count)
+    plan_id = f"agentflow:@session/{sid}"
+    (tmp_path / "proj").mkdir()
+    running = Board(tmp_path / "proj", "--agentflow-home", plane.home)
+    try:
+        wait_until(lambda: running.get("api/plans")[0] == 200, "the board to answer")
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium, args=CHROMIUM_ARGS, headless=True
+            )
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(WAIT * 3)
+                errors: list[str] = []
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                page.goto(running.url)
+                page.locator(f".card[data-id={json.dumps(plan_id)}]").click()
+                shown = "id => document.getElementById('detail').dataset.id === id"
+                wait_until(
+                    lambda: errors or page.evaluate(shown, plan_id), "the session's page", 600
+                )
+                assert errors == []
+                dots = page.locator("#detail svg.commits circle.dot")
+                assert dots.count() == count
+                assert page.locator("#detail svg.commits circle.shown").get_attribute(
+                    "data-commit"
+                ) == str(count)
+            finally:
+                browser.close()
+    finally:
+        running.stop()

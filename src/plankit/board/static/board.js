@@ -243,8 +243,10 @@ function commitsChart(plan, pick) {
   const ns = "http://www.w3.org/2000/svg";
   const W = 560, H = 90, PAD = 24;
   const times = plan.commits.map((c) => new Date(c.committed_at).getTime());
-  const t0 = Math.min(...times), t1 = Math.max(...times);
-  const most = Math.max(1, ...plan.commits.map((c) => c.task_count));
+  // reduce, not Math.min(...times): spread arguments overflow the stack past ~100,000
+  const t0 = times.reduce((a, b) => Math.min(a, b), Infinity);
+  const t1 = times.reduce((a, b) => Math.max(a, b), -Infinity);
+  const most = plan.commits.reduce((a, c) => Math.max(a, c.task_count), 1);
   const x = (t) => (t1 > t0 ? PAD + ((W - 2 * PAD) * (t - t0)) / (t1 - t0) : W / 2);
   const y = (n) => H - PAD / 2 - ((H - PAD) * n) / most;
   const svg = document.createElementNS(ns, "svg");
