@@ -102,10 +102,6 @@ class ControlSource(Source):
         if getattr(self._local, "db", None) is db:
             self._local.db = None
 
-    def _release(self, db: Any) -> None:
-        if not self.database:
-            self._forget(db)
-
     def _read(self, action: Any) -> Any:
         """``action(db)`` on a read-only connection; a failure becomes a ControlError
         (a kept connection is dropped, the next call opens a new one).  A read of a
@@ -121,16 +117,18 @@ class ControlSource(Source):
                 raise self._failure(exc) from None
             if db is None:
                 return None
+            kept = False
             try:
                 result = action(db)
                 current = db.usable(False)
+                kept = bool(self.database)  # only a PostgreSQL connection is kept
             except ControlError:
-                self._forget(db)
                 raise
             except Exception as exc:
-                self._forget(db)
                 raise self._failure(exc) from None
-            self._release(db)
+            finally:
+                if not kept:
+                    self._forget(db)
             if current or attempt == _ATTEMPTS - 1:
                 return result
         raise AssertionError("unreachable")  # pragma: no cover
