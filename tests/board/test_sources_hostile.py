@@ -430,3 +430,15 @@ def test_a_session_of_very_many_commits_draws_its_chart(
                 browser.close()
     finally:
         running.stop()
+
+
+def test_many_spreadsheets_stay_within_half_the_read_quota() -> None:
+    from plankit.board.sheets import POLL, SheetsSource
+
+    ids = [f"1kPlanKitBoardSpreadsheet{n:010d}" for n in range(12)]
+    for count in (1, 2, 5, 12):
+        source = SheetsSource([f"gsheets:{i}" for i in ids[:count]], open_store=lambda sid: None)
+        assert source.interval >= POLL
+        assert count * 60 / source.interval <= 30  # the Sheets API allows 60 a minute
+    one = SheetsSource([f"gsheets:{ids[0]}"], open_store=lambda sid: None)
+    assert one.interval == POLL  # one spreadsheet: as often as before

@@ -2,11 +2,12 @@
 
 A spreadsheet is shown when the board is told about it (``plankit board --sheet
 gsheets:ID``, or ``PLANKIT_STORE`` naming one), with the credentials the checklist
-commands use.  :class:`SheetsSource` reads each plan cell every :data:`POLL` seconds
-(the Sheets API allows 60 reads a minute per user; a board with a few spreadsheets
-stays well under it) and keeps, like for a checklist file, a version each time the
-text changed, for the page's diffs.  A spreadsheet that cannot be read (not shared, no
-network, no sign-in) is listed with the error, as the checklist commands word it.
+commands use.  :class:`SheetsSource` reads each plan cell every :data:`POLL` seconds,
+less often when there are many (the Sheets API allows 60 reads a minute per user;
+the board takes :data:`READS_PER_MINUTE` of them at most) and keeps, like for a
+checklist file, a version each time the text changed, for the page's diffs.  A
+spreadsheet that cannot be read (not shared, no network, no sign-in) is listed with
+the error, as the checklist commands word it.
 
 Its plan id is ``checklist:gsheets:<spreadsheet id>``, its path ``gsheets:<id>``.
 """
@@ -22,7 +23,13 @@ from plankit.board.sources import Source
 from plankit.board.views import checklist_head, checklist_page, error
 
 POLL = 5.0
-"""Seconds between two reads of each spreadsheet."""
+"""Seconds between two reads of each spreadsheet, at least."""
+READS_PER_MINUTE = 30
+"""Reads the board makes of Google Sheets a minute, at most, however many spreadsheets
+it shows: half the Sheets API's 60 reads a minute per user, the other half left to the
+checklist commands of the same user.  Up to two spreadsheets are read every
+:data:`POLL` seconds, more of them each less often (at 5 seconds each, five would
+take the whole quota and the commands would be refused)."""
 MAX_VERSIONS = 50
 """Versions kept per spreadsheet."""
 
@@ -102,6 +109,7 @@ class SheetsSource(Source):
 
         self._sheets = [_Sheet(sid, open_store(sid)) for sid in spreadsheet_ids(spreadsheets)]
         self.where = ", ".join(sheet.path for sheet in self._sheets)
+        self.interval = max(POLL, 60.0 * len(self._sheets) / READS_PER_MINUTE)
         self._publish([self._summary(sheet) for sheet in self._sheets])
 
     def poll(self) -> list[dict[str, Any]]:
