@@ -18,8 +18,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from plankit.agentflow import queries, tracking
@@ -38,7 +38,7 @@ DB_NAME = "agentflow.db"
 def _uri(path: str, query: str) -> str:
     # quoted: a "?", "#" or "%" in a directory's name must not end the path (SQLite would
     # open, and create, another file, read-write)
-    return f"file:{urllib.parse.quote(os.path.abspath(path))}?{query}"
+    return f"{Path(os.path.abspath(path)).as_uri()}?{query}"
 
 
 def _stamp(path: str) -> tuple[int, ...] | None:
