@@ -413,3 +413,42 @@ def test_a_block_that_ended_short_takes_the_stretch_of_a_later_one_that_never_cl
             ),
         ),
     )
+
+
+def test_the_first_of_two_blocks_that_ended_short_takes_the_stretch() -> None:
+    # lines 23-24 and 26-27 are both blocks that end where nothing that fits follows;
+    # the bare fence of line 29 never closes: the first block takes everything
+    text = HEAD + "### `EXECUTE`\n- **Description:** d\n\n````\n````\nx\n````\n````\ny\n```\nz\n"
+    lines = text.split("\n")
+    lines[22] = "`````"
+    assert preprocess(text) == Preprocessed(
+        "\n".join(lines) + "`````\n",
+        (
+            Change(
+                23,
+                "the block opened here never closed: lengthened its opening fence from 4 to 5 "
+                "and inserted the closing fence ````` after line 30",
+            ),
+        ),
+    )
+
+
+def test_a_block_taking_a_stretch_keeps_the_repairs_before_it() -> None:
+    text = (
+        HEAD
+        + CREATE_DOC
+        + "\n### `EXECUTE`\n- **Description:** d\n\n````\n````\n```\nHope this helps!\n"
+    )
+    lines = (HEAD + CREATE_DOC_FIXED).split("\n")[:-1]
+    assert preprocess(text) == Preprocessed(
+        "\n".join(lines)
+        + "\n\n### `EXECUTE`\n- **Description:** d\n\n`````\n````\n```\nHope this helps!\n`````\n",
+        (
+            *LENGTHENED,
+            Change(
+                36,
+                "the block opened here never closed: lengthened its opening fence from 4 to 5 "
+                "and inserted the closing fence ````` after line 39",
+            ),
+        ),
+    )
