@@ -1,14 +1,15 @@
 """``teddy parse`` of an invalid plan says when ``teddy preprocess`` would make it valid.
 
 The command finds that out without holding the plan twice: :func:`answer_edits` gives
-what :func:`answer_to_plan` would do as edits of the text, and :func:`encode_edited`
-builds the repaired plan's UTF-8 from them.  Both must give exactly what
+what :func:`answer_to_plan` would do as edits of the text, and :func:`apply_edits`
+applies them through the repaired plan's UTF-8.  Both must give exactly what
 :func:`answer_to_plan` gives, for every text that does not parse, and the command must
 print its line exactly when the repaired text parses.
 """
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format import answer
-from plankit.teddy.format.answer import answer_edits, answer_to_plan, encode_edited
+from plankit.teddy.format.answer import answer_edits, answer_to_plan, apply_edits
 from plankit.teddy.format.parse import check_plan
 from plankit.teddy.format.preprocess import _Sanitizer
 from tests.profiles import examples
@@ -43,7 +44,9 @@ def same_as_answer_to_plan(text: str) -> bool:
     edits, changes = found
     made = answer_to_plan(text)
     assert changes == made.changes
-    assert encode_edited(text, edits).decode("utf-8", "surrogatepass") == made.text
+    texts = [text]
+    assert apply_edits(texts, edits) == made.text
+    assert not texts
     assert (not edits) == (not made.changed)
     return True
 
@@ -106,15 +109,17 @@ def test_the_edits_are_what_answer_to_plan_does_to_any_invalid_text(
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 16])
-def test_encode_edited_is_the_edited_text_in_utf8(
-    monkeypatch: pytest.MonkeyPatch, chunk: int
-) -> None:
+def test_apply_edits_gives_the_edited_text(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
     monkeypatch.setattr(answer, "ENCODE_CHUNK", chunk)
     text = "# Plan 🟢\nçà\n```\nbody ✓\n"
     edits = ((0, 0, "é"), (10, 13, "````"), (16, 16, "🟢"), (len(text), len(text), "```\n"))
     expected = "é" + text[:10] + "````" + text[13:16] + "🟢" + text[16:] + "```\n"
-    assert encode_edited(text, edits) == expected.encode("utf-8")
-    assert encode_edited(text, ()) == text.encode("utf-8")
+    texts = [text]
+    assert apply_edits(texts, edits) == expected
+    assert texts == []  # taken
+    assert apply_edits([text], ()) == text
+    assert apply_edits(["abc"], ((0, 3, ""),)) == ""
+    assert apply_edits(["a\ud800b"], ((1, 1, "\udc00"),)) == "a\udc00\ud800b"
 
 
 def expected_suggestion(text: str) -> bool:
@@ -144,3 +149,16 @@ def test_parse_suggests_preprocess_exactly_when_the_repair_parses(tmp_path: Path
         said[expected] += 1
     assert said[True] >= 20, said
     assert said[False] >= 1, said
+
+
+def test_parse_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    path = tmp_path / "plan.md"
+    path.write_text(next(t for t in CASES if expected_suggestion(t)), encoding="utf-8")
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            result = CliRunner().invoke(teddy_cli.cli, ["parse", str(path)])
+            assert "makes it a valid plan" in result.stderr
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
