@@ -4,6 +4,7 @@ board runs, odd values in it, URLs with passwords, and connections left open."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -384,9 +385,10 @@ def _many_commits(plane: ControlPlane, count: int) -> str:
     return sid
 
 
-def test_a_session_of_very_many_commits_draws_its_chart(
-    tmp_path: Path, plane: ControlPlane
-) -> None:
+@contextlib.contextmanager
+def _open_page(url: str, plan_id: str) -> Iterator[tuple[Any, list[str]]]:
+    """The board's page at ``url`` in headless Chromium, showing ``plan_id``, and the
+    script errors it had (skipped without Playwright or Chromium)."""
     import json
     import shutil
 
@@ -394,8 +396,31 @@ def test_a_session_of_very_many_commits_draws_its_chart(
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(chromium).is_file():
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from tests.board.conftest import Board
     from tests.board.test_browser import CHROMIUM_ARGS, WAIT
+    from tests.waiting import wait_until
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(WAIT * 3)
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(url)
+            page.locator(f".card[data-id={json.dumps(plan_id)}]").click()
+            shown = "id => document.getElementById('detail').dataset.id === id"
+            wait_until(lambda: errors or page.evaluate(shown, plan_id), "the plan's page", 600)
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def test_a_session_of_very_many_commits_draws_its_chart(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    from tests.board.conftest import Board
     from tests.waiting import wait_until
 
     count = 150_000  # past what a spread call (Math.min(...times)) can take
@@ -405,29 +430,41 @@ def test_a_session_of_very_many_commits_draws_its_chart(
     running = Board(tmp_path / "proj", "--agentflow-home", plane.home)
     try:
         wait_until(lambda: running.get("api/plans")[0] == 200, "the board to answer")
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium, args=CHROMIUM_ARGS, headless=True
-            )
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(WAIT * 3)
-                errors: list[str] = []
-                page.on("pageerror", lambda error: errors.append(str(error)))
-                page.goto(running.url)
-                page.locator(f".card[data-id={json.dumps(plan_id)}]").click()
-                shown = "id => document.getElementById('detail').dataset.id === id"
-                wait_until(
-                    lambda: errors or page.evaluate(shown, plan_id), "the session's page", 600
-                )
-                assert errors == []
-                dots = page.locator("#detail svg.commits circle.dot")
-                assert dots.count() == count
-                assert page.locator("#detail svg.commits circle.shown").get_attribute(
-                    "data-commit"
-                ) == str(count)
-            finally:
-                browser.close()
+        with _open_page(running.url, plan_id) as (page, errors):
+            assert errors == []
+            dots = page.locator("#detail svg.commits circle.dot")
+            assert dots.count() == count
+            shown = page.locator("#detail svg.commits circle.shown")
+            assert shown.get_attribute("data-commit") == str(count)
+    finally:
+        running.stop()
+
+
+def test_a_diff_of_very_many_lines_is_shown(tmp_path: Path) -> None:
+    import json
+
+    from tests.board.conftest import Board
+    from tests.waiting import wait_until
+
+    count = 150_000  # lines: past what a spread call (replaceChildren(...spans)) can take
+    plan = "# Plan: Big\n\n### Phase 1: A\n- [ ] 1.1 Start\n"
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "PLAN.md").write_text(plan)
+    running = Board(tmp_path / "proj")
+    plan_id = "checklist:PLAN.md"
+
+    def versions() -> int:
+        status, body = running.get(f"api/plans/{plan_id}")
+        return len(json.loads(body)["history"]) if status == 200 else 0
+
+    try:
+        wait_until(lambda: versions() == 1, "the board to read the plan")
+        (tmp_path / "proj" / "PLAN.md").write_text(plan + "\nNotes:\n" + "x\n" * count)
+        wait_until(lambda: versions() == 2, "the board to see the plan change")
+        with _open_page(running.url, plan_id) as (page, errors):
+            added = page.locator("#detail pre.diff span.add")
+            wait_until(lambda: errors or added.count() > count, "the diff to be drawn", 600)
+            assert errors == []
     finally:
         running.stop()
 

@@ -104,10 +104,18 @@ function lines(text, sign, cls) {
   return String(text).split("\n").map((line) => el("span", { class: cls, text: sign + line + "\n" }));
 }
 
+// many nodes as one: spread into a call (append(...nodes)), past ~100,000 of them
+// (the lines of a big diff) the arguments overflow the stack
+function fragment(nodes) {
+  const out = document.createDocumentFragment();
+  for (const node of nodes) out.append(node);
+  return out;
+}
+
 function plannedAction(a) {
   const target = a.path || a.resource || a.command || a.agent || "";
   const body = [];
-  if (a.edits) for (const e of a.edits) body.push(el("pre", { class: "diff" }, ...lines(e.find, "-", "del"), ...lines(e.replace, "+", "add")));
+  if (a.edits) for (const e of a.edits) body.push(el("pre", { class: "diff" }, fragment([...lines(e.find, "-", "del"), ...lines(e.replace, "+", "add")])));
   else if (a.content !== undefined && a.content !== null) body.push(el("pre", { text: a.content }));
   else if (a.command) body.push(el("pre", { text: a.command }));
   else if (a.message) body.push(el("pre", { text: a.message }));
@@ -347,8 +355,8 @@ function historyView(plan) {
   const show = async () => {
     const data = await getJson(`api/plans/${encodeURIComponent(plan.id)}/diff?from=${from.value}&to=${to.value}`);
     const text = data.diff === undefined ? data.error : data.diff;
-    out.replaceChildren(...(text ? text.split("\n").map((line) =>
-      el("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "", text: line + "\n" })) : ["(no change)"]));
+    out.replaceChildren(text ? fragment(text.split("\n").map((line) =>
+      el("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "", text: line + "\n" }))) : "(no change)");
   };
   from.addEventListener("change", show);
   to.addEventListener("change", show);
