@@ -263,7 +263,8 @@ def test_the_board_command_refuses_a_malformed_database_url_in_one_line(tmp_path
         timeout=60,
     )
     assert out.returncode == 1 and out.stdout == ""
-    assert out.stderr.startswith("Error: the agentflow database URL is not a PostgreSQL URL")
+    assert out.stderr.startswith("Error: the agentflow database URL (--agentflow-database")
+    assert "is not a PostgreSQL URL; give one as postgresql://" in out.stderr
     assert out.stderr.count("\n") == 1 and "s3cretpw" not in out.stderr
 
 

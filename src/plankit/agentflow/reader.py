@@ -172,8 +172,8 @@ def url_params(url: str) -> dict[str, Any]:
         # the driver's message quotes the URL, password included: not repeated
         raise ControlError(
             "database-url",
-            "the agentflow database URL is not a PostgreSQL URL; give one as "
-            "postgresql://USER:PASSWORD@HOST:PORT/DBNAME",
+            "the agentflow database URL (--agentflow-database, or $AGENTFLOW_DATABASE_URL) "
+            "is not a PostgreSQL URL; give one as postgresql://USER:PASSWORD@HOST:PORT/DBNAME",
         ) from None
 
 
