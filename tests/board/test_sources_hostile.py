@@ -480,3 +480,26 @@ def test_many_spreadsheets_stay_within_half_the_read_quota() -> None:
         assert count * 60 / source.interval <= 30  # the Sheets API allows 60 a minute
     one = SheetsSource([f"gsheets:{ids[0]}"], open_store=lambda sid: None)
     assert one.interval == POLL  # one spreadsheet: as often as before
+
+
+def test_a_postgresql_database_migrated_while_the_board_runs_is_refused(
+    tmp_path: Path, postgres: Any
+) -> None:
+    import psycopg
+
+    url = postgres.new_schema()
+    plane = ControlPlane(tmp_path / "home", database=url)
+    try:
+        _session(plane, {"a": []})
+    finally:
+        plane.close()
+    source = ControlSource(None, url)
+    try:
+        assert len(source.poll()) == 1 and source.error is None
+        with psycopg.connect(url, autocommit=True) as conn:  # a newer plankit migrates it
+            conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (99, 'later')")
+        source.poll()
+        assert source.error is not None
+        assert "schema version 99, written by a newer plankit" in source.error
+    finally:
+        source.close()
