@@ -503,3 +503,14 @@ def test_a_postgresql_database_migrated_while_the_board_runs_is_refused(
         assert "schema version 99, written by a newer plankit" in source.error
     finally:
         source.close()
+
+
+def test_a_session_page_asked_for_before_any_list_is_found(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    sid = _session(plane, {"a": []})
+    with _client(tmp_path / "proj", ControlSource(plane.home)) as client:
+        response = client.get(f"/api/plans/agentflow:@session/{sid}")  # a bookmarked page
+        assert response.status_code == 200
+        assert response.json()["session"]["session_id"] == sid
+        assert client.get("/api/plans/agentflow:@session/nope").status_code == 404

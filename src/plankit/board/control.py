@@ -154,11 +154,19 @@ class ControlSource(Source):
     # --- the list ------------------------------------------------------------------------
 
     def plans(self) -> list[dict[str, Any]]:
+        self._first_poll()
+        return super().plans()
+
+    def owns(self, plan_id: str) -> bool:
+        if plan_id.startswith(PREFIX):  # a session's page asked for before any list
+            self._first_poll()
+        return super().owns(plan_id)
+
+    def _first_poll(self) -> None:
         if not self._polled:  # the first list is read at once, not at the first poll
             with self._polling:
                 if not self._polled:
                     self._poll()
-        return super().plans()
 
     def poll(self) -> list[dict[str, Any]]:
         # one poll at a time: two at once (the first list and the first poll) could
