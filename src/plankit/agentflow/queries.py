@@ -180,15 +180,18 @@ def mark_removed(conn: Database, thread_id: str, when: str) -> None:
     )
 
 
-def session_summaries(conn: Database) -> list[SessionSummary]:
-    """Every session, newest first, with its thread and commit counts."""
+def session_summaries(conn: Database, session_id: str | None = None) -> list[SessionSummary]:
+    """Every session (only ``session_id`` when given), newest first, with its thread and
+    commit counts."""
+    where, params = ("WHERE s.session_id = ? ", (session_id,)) if session_id else ("", ())
     rows = conn.execute(
         "SELECT s.session_id, s.agent_session_id, s.topic, s.created_at, s.ended_at, s.host, "
         "(SELECT COUNT(*) FROM threads t WHERE t.session_id = s.session_id "
         " AND t.removed_at IS NULL), "
         "(SELECT COUNT(*) FROM commits c WHERE c.session_id = s.session_id), "
         "(SELECT MAX(committed_at) FROM commits c WHERE c.session_id = s.session_id) "
-        "FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC"
+        f"FROM sessions s {where}ORDER BY s.created_at DESC, s.session_id DESC",
+        params,
     ).fetchall()
     return [SessionSummary(_session(row), int(row[6]), int(row[7]), _text(row[8])) for row in rows]
 

@@ -242,13 +242,17 @@ class SessionCounts:
         return sum(self.states.values())
 
 
-def sessions(db: Database) -> list[SessionCounts]:
-    """Every session, newest first, with its counts and tracked task states."""
-    found = queries.session_summaries(db)
+def sessions(db: Database, session_id: str | None = None) -> list[SessionCounts]:
+    """Every session (only ``session_id`` when given), newest first, with its counts and
+    tracked task states."""
+    found = queries.session_summaries(db, session_id)
     states: dict[str, dict[str, int]] = {}
     last: dict[str, int] = {}
+    where, params = ("WHERE session_id = ? ", (session_id,)) if session_id else ("", ())
     for sid, state, count, changed in db.execute(
-        "SELECT session_id, state, COUNT(*), MAX(changed_at) FROM tasks GROUP BY session_id, state"
+        "SELECT session_id, state, COUNT(*), MAX(changed_at) FROM tasks "
+        f"{where}GROUP BY session_id, state",
+        params,
     ).fetchall():
         states.setdefault(str(sid), {})[str(state)] = int(count)
         if changed is not None:
@@ -277,20 +281,28 @@ class CommitLine:
         }
 
 
-def timeline(db: Database, session_id: str) -> tuple[list[Thread], list[CommitLine]]:
+def timeline(
+    db: Database, session_id: str, last: int, also: int | None = None
+) -> tuple[list[Thread], list[CommitLine]]:
     """The session's threads (removed ones too, in the order they were made) and its
-    commits, oldest first."""
+    last ``last`` commits, oldest first, with commit ``also`` when it is older."""
     threads = queries.all_threads(db, session_id)
-    commits = [
-        CommitLine(int(number), str(when), int(count), int(tasks or 0))
-        for number, when, count, tasks in db.execute(
-            "SELECT c.number, c.committed_at, COUNT(t.thread_id), SUM(t.task_count) "
-            "FROM commits c LEFT JOIN commit_threads t ON t.commit_id = c.commit_id "
-            "WHERE c.session_id = ? GROUP BY c.commit_id, c.number, c.committed_at "
-            "ORDER BY c.number",
-            (session_id,),
-        ).fetchall()
-    ]
+    lines = "SELECT c.number, c.committed_at, COUNT(t.thread_id), SUM(t.task_count) " + (
+        "FROM commits c LEFT JOIN commit_threads t ON t.commit_id = c.commit_id "
+        "WHERE c.session_id = ? {} GROUP BY c.commit_id, c.number, c.committed_at "
+    )
+    rows = db.execute(
+        lines.format("") + "ORDER BY c.number DESC LIMIT ?", (session_id, last)
+    ).fetchall()
+    if also is not None and all(int(row[0]) != also for row in rows):
+        rows += db.execute(lines.format("AND c.number = ?"), (session_id, also)).fetchall()
+    commits = sorted(
+        (
+            CommitLine(int(number), str(when), int(count), int(tasks or 0))
+            for number, when, count, tasks in rows
+        ),
+        key=lambda line: line.number,
+    )
     return threads, commits
 
 

@@ -30,6 +30,8 @@ POLL = 0.5
 """Seconds between two looks at the control plane."""
 MAX_VERSIONS = 50
 """Commits kept in a session's history (the latest ones)."""
+CHART_COMMITS = 200
+"""Commits a session's page lists and charts: the latest ones (and the one shown)."""
 
 
 def _where(home: str | None, database: str | None) -> str:
@@ -316,16 +318,15 @@ def _session_page(db: Any, session_id: str, number: int | None) -> dict[str, Any
     from plankit.agentflow import reader
     from plankit.agentflow.records import ControlError
 
-    counts = next(
-        (r for r in reader.sessions(db) if r.summary.session.session_id == session_id), None
-    )
+    counts = next(iter(reader.sessions(db, session_id)), None)
     if counts is None:
         return None
     summary = counts.summary
-    threads, commits = reader.timeline(db, session_id)
+    threads, commits = reader.timeline(db, session_id, CHART_COMMITS, number)
     page = _summary(counts) | {
         "session": summary.to_dict(),
         "threads": [t.to_dict() for t in threads],
+        "commit_count": summary.commits,
         "commits": [c.to_dict() for c in commits],
         "commit": None,
         "tracked": False,

@@ -310,7 +310,9 @@ function sessionView(plan) {
     select.append(el("option", { value: c.commit, text: `commit ${c.commit} · ${c.committed_at} · ${c.task_count} tasks` }));
   select.value = String(plan.commit);
   select.addEventListener("change", () => pick(Number(select.value)));
-  out.push(el("h3", { text: `Commits over time (${plan.commits.length})` }),
+  const count = plan.commit_count || plan.commits.length;
+  const latest = count > plan.commits.length ? ` — the latest ${plan.commits.length} shown` : "";
+  out.push(el("h3", { text: `Commits over time (${count})${latest}` }),
     el("div", { class: "graphbox" }, commitsChart(plan, pick)), el("p", {}, "Showing ", select,
       plan.tracked ? el("span", { class: "muted", text: " — the tracked commit: task states as agents report them" })
         : el("span", { class: "muted", text: " — an earlier commit: task states are tracked for the latest one only" })));
