@@ -130,8 +130,8 @@ def safe_url(url: str) -> str:
     return make_conninfo(**params)
 
 
-def connect_postgres(url: str) -> PostgresDatabase:
-    """Connect to the PostgreSQL database ``url``, its schema up to date."""
+def require_psycopg() -> Any:
+    """The ``psycopg`` module; a one-line error saying how to install it when missing."""
     try:
         import psycopg
     except ImportError:
@@ -139,6 +139,12 @@ def connect_postgres(url: str) -> PostgresDatabase:
             "state-unusable",
             "a PostgreSQL database needs psycopg 3: pip install 'psycopg[binary]'",
         ) from None
+    return psycopg
+
+
+def connect_postgres(url: str) -> PostgresDatabase:
+    """Connect to the PostgreSQL database ``url``, its schema up to date."""
+    psycopg = require_psycopg()
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
     except psycopg.Error as exc:

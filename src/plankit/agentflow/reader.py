@@ -159,13 +159,11 @@ def check_url(url: str) -> None:
 
 
 def url_params(url: str) -> dict[str, Any]:
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-    except ImportError:
-        raise ControlError(
-            "state-unusable",
-            "a PostgreSQL database needs psycopg 3: pip install 'psycopg[binary]'",
-        ) from None
+    from plankit.agentflow.pgstore import require_psycopg
+
+    require_psycopg()
+    from psycopg.conninfo import conninfo_to_dict
+
     try:
         return dict(conninfo_to_dict(url))
     except Exception:
