@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+import plankit.teddy.format.preprocess as preprocess_module
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.preprocess import Change, Preprocessed, Proposal, preprocess, propose
 
@@ -37,6 +38,11 @@ def test_an_inserted_closing_fence_ends_its_line_as_the_line_before_it() -> None
     # gets the opening fence's line ending
     assert preprocess(HEAD + EXECUTE + "```\nls\r\n").text == HEAD + EXECUTE + "```\nls\r\n```\r\n"
     assert preprocess(HEAD + EXECUTE + "```\r\nls").text == HEAD + EXECUTE + "```\r\nls\r\n```"
+    # the line it follows decides, whatever the lines after it end with
+    after = "\n### `EXECUTE`\r\n- **Description:** d\r\n- **Expected Outcome:** ok\r\n```shell\r\nls\r\n```\r\n"
+    assert preprocess(HEAD + EXECUTE + "```\nls\n" + after).text == (
+        HEAD + EXECUTE + "```\nls\n```\n" + after
+    )
 
 
 CREATE_DOC = (
@@ -305,6 +311,15 @@ def test_a_block_on_the_first_line_is_read() -> None:
             ),
         ),
     )
+    # after a byte-order mark too, which is not part of the line
+    assert preprocess("\ufeff```\nx\n") == Preprocessed(
+        "\ufeff```\nx\n```\n",
+        (
+            Change(
+                1, "the block opened here never closed: inserted the closing fence ``` after line 2"
+            ),
+        ),
+    )
 
 
 def test_headings_that_are_not_events_are_passed_over() -> None:
@@ -345,6 +360,10 @@ def test_remarks_after_a_read_list_with_a_continuation_line() -> None:
 def test_a_read_list_at_the_end_of_the_text_leaves_no_remarks() -> None:
     # even when the text starts with a blank line, and the list has no final newline
     assert propose("\n" + HEAD + "### `READ`\n- **Resource:** [a](/a)").remarks is None
+    assert (
+        propose("\nSome words first.\n" + HEAD + "### `READ`\n- **Resource:** [a](/a)").remarks
+        is None
+    )
 
 
 # --- the budget -----------------------------------------------------------------------
@@ -452,3 +471,21 @@ def test_a_block_taking_a_stretch_keeps_the_repairs_before_it() -> None:
             ),
         ),
     )
+
+
+def test_a_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    original_run = preprocess_module._Sanitizer.run
+
+    def run_and_lengthen(self: preprocess_module._Sanitizer) -> None:
+        original_run(self)
+        self.edits.append((len(HEAD + EXECUTE), len(HEAD + EXECUTE) + 3, "````"))
+        self.notes.append((len(HEAD + EXECUTE), "lengthened", ()))
+
+    monkeypatch.setattr(preprocess_module._Sanitizer, "run", run_and_lengthen)
+    assert propose(text).changes == (Change(23, "lengthened"),)  # the proposal is there …
+    assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1
+    bom = "\ufeff" + text
+    assert preprocess(bom) == Preprocessed(bom, ())
