@@ -489,3 +489,41 @@ def test_a_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
     assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1
     bom = "\ufeff" + text
     assert preprocess(bom) == Preprocessed(bom, ())
+
+
+def test_a_second_reading_that_repairs_more() -> None:
+    # the first reading closes the block of line 27 early and inserts a fence after the
+    # empty block of line 28; the second reading then finds that the tilde block of
+    # line 23 ends at that fence, and lengthens both.  (Indented by two spaces after
+    # the list, these fences are in its last item for CommonMark, which has no block
+    # there to name the other end of.)
+    text = HEAD + EXECUTE + "  ~~~\n~~~\n  ````\nx\n  ```\n  ~~~\n"
+    fixed = HEAD + EXECUTE + "  ~~~~\n~~~\n  ````\nx\n  ````\n  ~~~\n~~~~\n"
+    changes = (
+        Change(23, "lengthened the fence from 3 to 4"),
+        Change(27, "lengthened the fence from 3 to 4"),
+        Change(
+            28, "the block opened here never closed: inserted the closing fence ~~~~ after line 28"
+        ),
+    )
+    assert propose(text) == Proposal(fixed, changes, None, True)
+    assert preprocess(fixed) == Preprocessed(fixed, ())
+
+
+def test_lines_are_counted_from_a_blank_first_line() -> None:
+    assert preprocess("\n```\nx\n").changes == (
+        Change(
+            2, "the block opened here never closed: inserted the closing fence ``` after line 3"
+        ),
+    )
+
+
+def test_a_crlf_text_of_a_blank_line_and_an_opening_fence() -> None:
+    assert preprocess("\r\n```").text == "\r\n```\r\n```"
+
+
+def test_a_heading_that_is_not_an_event_is_not_read_as_the_event_after_it() -> None:
+    # the CommonMark end on line 27 is followed by "### Find out more", which is not an
+    # event: the shell block after it is read once, and the document ends at line 32
+    text = _plan_doc("### Find out more\n```shell\ny\n```\n")
+    assert preprocess(text).changes == _lengthened(23, 32)
