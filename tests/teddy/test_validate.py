@@ -666,3 +666,14 @@ def test_a_turns_workspace_has_its_context_the_shared_context_memos_and_agents(
     assert ws.known_agents is not None
     assert {"Developer", "Reviewer"} <= set(ws.known_agents)  # the project's own prompts too
     assert ws.config is config
+
+
+def test_an_issue_on_the_first_line_is_told_with_its_line() -> None:
+    # a plan's heading can be its first line (a plan given without its title, say):
+    # line 1 is a line like any other, only line 0 (the whole plan) has no "line N:"
+    first = ValidationIssue(1, 1, "EDIT on `a.py`: no such file", "file-missing")
+    whole = ValidationIssue(None, 0, "memos: too many", "memo-limit")
+    assert describe([first, whole]) == [
+        "line 1: file-missing EDIT on `a.py`: no such file",
+        "memo-limit memos: too many",
+    ]
