@@ -22,7 +22,7 @@ from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format import answer
 from plankit.teddy.format.answer import answer_edits, answer_to_plan, apply_edits
 from plankit.teddy.format.parse import check_plan
-from plankit.teddy.format.preprocess import _Sanitizer
+from plankit.teddy.format.preprocess import Sanitizer
 from tests.profiles import examples
 from tests.teddy.broken_answers import corpus
 
@@ -69,7 +69,7 @@ def test_a_repair_read_twice_is_left_to_answer_to_plan() -> None:
     # the first reading gives a block an end that does not fit, so the text is read again
     text = "\n".join(["## Rationale", "```", "```", "````", "```", "```", "# Plan"])
     assert check_plan(text)[0] is None
-    first = _Sanitizer(text)
+    first = Sanitizer(text)
     first.run()
     assert first.unsure
     assert first.changes() != answer_to_plan(text).changes  # reported from two readings

@@ -32,7 +32,7 @@ from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.model import Create, Edit, EditPair, Plan
 from plankit.teddy.format.parse import RATIONALE_SECTIONS, check_plan
-from plankit.teddy.format.preprocess import Change, Preprocessed, _Sanitizer, preprocess
+from plankit.teddy.format.preprocess import Change, Preprocessed, Sanitizer, preprocess
 from plankit.teddy.format.render import render_plan
 from plankit.textio import decode_text
 from tests.profiles import examples
@@ -70,7 +70,7 @@ FENCES_ONLY = [n for n in BROKEN if {c.kind for c in answer_to_plan(load(n, "bro
 
 def proposed_edits(text: str) -> list[tuple[int, int, str]]:
     """What the sanitizer would change, before the parse of rule 1 can veto it."""
-    sanitizer = _Sanitizer(text.removeprefix("\ufeff"))
+    sanitizer = Sanitizer(text.removeprefix("\ufeff"))
     sanitizer.run()
     return sanitizer.edits
 
@@ -188,13 +188,13 @@ def test_a_plan_that_parses_is_kept_even_when_the_sanitizer_proposes_a_repair(
     # change, a plan that parses without a problem comes back byte for byte.
     import plankit.teddy.format.preprocess as module
 
-    original_run = module._Sanitizer.run
+    original_run = module.Sanitizer.run
 
-    def run_and_propose(self: module._Sanitizer) -> None:
+    def run_and_propose(self: module.Sanitizer) -> None:
         original_run(self)
         self.edits.append((0, 1, "X"))
 
-    monkeypatch.setattr(module._Sanitizer, "run", run_and_propose)
+    monkeypatch.setattr(module.Sanitizer, "run", run_and_propose)
     text = load("18-clean-spec-comprehensive-example", "broken")
     assert proposed_edits(text) != []  # the (planted) proposal is there …
     assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1 wins

@@ -477,14 +477,14 @@ def test_a_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = HEAD + EXECUTE + "```shell\nls\n```\n"
-    original_run = preprocess_module._Sanitizer.run
+    original_run = preprocess_module.Sanitizer.run
 
-    def run_and_lengthen(self: preprocess_module._Sanitizer) -> None:
+    def run_and_lengthen(self: preprocess_module.Sanitizer) -> None:
         original_run(self)
         self.edits.append((len(HEAD + EXECUTE), len(HEAD + EXECUTE) + 3, "````"))
         self.notes.append((len(HEAD + EXECUTE), "lengthened", ()))
 
-    monkeypatch.setattr(preprocess_module._Sanitizer, "run", run_and_lengthen)
+    monkeypatch.setattr(preprocess_module.Sanitizer, "run", run_and_lengthen)
     assert propose(text).changes == (Change(23, "lengthened"),)  # the proposal is there …
     assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1
     bom = "\ufeff" + text

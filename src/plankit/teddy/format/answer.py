@@ -49,9 +49,9 @@ from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
 from plankit.teddy.format.preprocess import (
     Change,
+    OutOfBudget,
     Preprocessed,
-    _OutOfBudget,
-    _Sanitizer,
+    Sanitizer,
     propose,
 )
 
@@ -304,10 +304,10 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
     """
     if text.startswith("\ufeff") or _find_plan(text) is not None:
         return None
-    sanitizer = _Sanitizer(text)
+    sanitizer = Sanitizer(text)
     try:
         sanitizer.run()
-    except _OutOfBudget:
+    except OutOfBudget:
         return (), ()  # the sanitizer leaves such a text as it is
     if sanitizer.remarks() is not None:
         return None

@@ -132,13 +132,13 @@ class Preprocessed:
         return bool(self.changes)
 
 
-class _OutOfBudget(Exception):
+class OutOfBudget(Exception):
     """The text makes the nested readings scan too much: it is left as it is."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    """A block that kept a fallback end (see :meth:`_Sanitizer.defer`)."""
+    """A block that kept a fallback end (see :meth:`Sanitizer.defer`)."""
 
     opener: Event
     structured: bool
@@ -159,7 +159,12 @@ class _Place:
         return self.context in STRUCTURED
 
 
-class _Sanitizer:
+class Sanitizer:
+    """One reading of a text: :meth:`run` walks its blocks and records the repairs as
+    ``edits`` (offsets in the text, never the repaired text itself), the ``notes`` that
+    become the reported changes, and where the plan's last block ends; :func:`preprocess`
+    applies them, and :func:`~plankit.teddy.format.answer.answer_edits` hands them on."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.edits: list[tuple[int, int, str]] = []  # (start, end, replacement)
@@ -179,7 +184,7 @@ class _Sanitizer:
         """Count one event scanned beyond the walk; give up when there were too many."""
         self.budget -= 1
         if self.budget < 0:
-            raise _OutOfBudget
+            raise OutOfBudget
 
     def events(self, pos: int) -> Iterator[Event]:
         """The events from offset ``pos`` on."""
@@ -561,10 +566,10 @@ def propose(text: str) -> Proposal:
     readings is left as it is.  The changes of several passes are reported against the
     input, fence by fence.
     """
-    sanitizer = _Sanitizer(text)
+    sanitizer = Sanitizer(text)
     try:
         sanitizer.run()
-    except _OutOfBudget:
+    except OutOfBudget:
         return Proposal(text, (), None)
     if not sanitizer.edits:
         return Proposal(text, (), sanitizer.remarks())
@@ -572,10 +577,10 @@ def propose(text: str) -> Proposal:
     for _ in range(MAX_PASSES - 1):
         if not sanitizer.unsure:
             break
-        sanitizer = _Sanitizer(current)
+        sanitizer = Sanitizer(current)
         try:
             sanitizer.run()
-        except _OutOfBudget:
+        except OutOfBudget:
             return Proposal(text, (), None)
         if not sanitizer.edits:
             break
