@@ -192,7 +192,8 @@ def test_a_plan_that_parses_is_kept_even_when_the_sanitizer_proposes_a_repair(
 
     def run_and_propose(self: module.Sanitizer) -> None:
         original_run(self)
-        self.edits.append((0, 1, "X"))
+        self.edits.append((0, 1, "X"))  # with a note: an edit that reports no change
+        self.notes.append((0, "planted", ()))  # is dropped before rule 1 is reached
 
     monkeypatch.setattr(module.Sanitizer, "run", run_and_propose)
     text = load("18-clean-spec-comprehensive-example", "broken")
