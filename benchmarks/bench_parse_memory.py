@@ -207,47 +207,40 @@ def _run_teddy_parse(path: str, valid: bool) -> None:
         )
 
 
+def _ratios(
+    cases: dict[str, Callable[[], object]], rounds: int, label: str, what: str
+) -> list[Result]:
+    """Each case's median time ÷ the valid plan's, after one warm-up call of each."""
+    for func in cases.values():  # warm up (and check): compiled patterns, caches
+        func()
+    log(f"time, {label}: {len(cases)} plans, {rounds} rounds …")
+    medians = interleaved(cases, rounds)
+    valid = medians["valid"]
+    return [
+        Result(
+            f"{label} time, {name} ÷ valid",
+            medians[name] / valid,
+            TIME_TARGET,
+            f"{medians[name] * 1e3:.0f} ms vs {valid * 1e3:.0f} ms{what}",
+        )
+        for name in cases
+        if name != "valid"
+    ]
+
+
 def _command_time(paths: dict[str, str], rounds: int) -> list[Result]:
     cases: dict[str, Callable[[], object]] = {
         name: (lambda path=path, valid=name == "valid": _run_teddy_parse(path, valid))
         for name, path in paths.items()
     }
-    for func in cases.values():  # warm up (and check): bytecode caches, the page cache
-        func()
-    log(f"time, teddy parse: {len(cases)} plans, {rounds} rounds …")
-    medians = interleaved(cases, rounds)
-    valid = medians["valid"]
-    return [
-        Result(
-            f"teddy parse time, {name} ÷ valid",
-            medians[name] / valid,
-            TIME_TARGET,
-            f"{medians[name] * 1e3:.0f} ms vs {valid * 1e3:.0f} ms, a fresh process each",
-        )
-        for name in paths
-        if name != "valid"
-    ]
+    return _ratios(cases, rounds, "teddy parse", ", a fresh process each")
 
 
 def _time(plans: dict[str, str], rounds: int) -> list[Result]:
     cases: dict[str, Callable[[], object]] = {
         name: (lambda text=text: check_plan(text)) for name, text in plans.items()
     }
-    for func in cases.values():  # warm up: compiled patterns
-        func()
-    log(f"time: {len(cases)} plans, {rounds} rounds …")
-    medians = interleaved(cases, rounds)
-    valid = medians["valid"]
-    return [
-        Result(
-            f"check_plan time, {name} ÷ valid",
-            medians[name] / valid,
-            TIME_TARGET,
-            f"{medians[name] * 1e3:.0f} ms vs {valid * 1e3:.0f} ms",
-        )
-        for name in plans
-        if name != "valid"
-    ]
+    return _ratios(cases, rounds, "check_plan", "")
 
 
 def measure(rounds: int = 9) -> list[Result]:

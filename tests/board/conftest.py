@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from plankit.agentflow.control import ControlPlane
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +104,14 @@ class Board:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    """An agentflow control plane (SQLite) of the test's own, for the board to read."""
+    made = ControlPlane(tmp_path / "agentflow")
+    yield made
+    made.close()
 
 
 @pytest.fixture

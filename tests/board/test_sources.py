@@ -4,7 +4,6 @@ real PostgreSQL server) and checklists in Google Sheets (the shipped fake API)."
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +41,6 @@ def _files(home: Path) -> dict[str, tuple[int, int]]:
         for p in home.iterdir()
         if p.is_file() and p.name.startswith("agentflow.db")
     }
-
-
-@pytest.fixture
-def plane(tmp_path: Path) -> Iterator[ControlPlane]:
-    made = ControlPlane(tmp_path / "agentflow")
-    yield made
-    made.close()
 
 
 def _client(root: Path, *sources: Any) -> TestClient:

@@ -40,13 +40,6 @@ def _tree(directory: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-@pytest.fixture
-def plane(tmp_path: Path) -> Iterator[ControlPlane]:
-    made = ControlPlane(tmp_path / "agentflow")
-    yield made
-    made.close()
-
-
 def _client(root: Path, *sources: Any) -> TestClient:
     root.mkdir(exist_ok=True)
     return TestClient(
