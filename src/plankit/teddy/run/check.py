@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plankit.teddy.run.journal import JOURNAL_FILE, replay
-from plankit.teddy.run.outcome import ExecuteError, check_executable, load_plan
+from plankit.teddy.run.outcome import ExecuteError, check_executable, load_plan, turn_to_execute
 from plankit.teddy.run.validate import ValidationIssue, Workspace, turn_workspace, validate_plan
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
@@ -53,19 +53,10 @@ def check_plan(
     root: Path, plan: Path | None, *, session_name: str | None = None, config: Config
 ) -> Checked:
     """Validate the plan ``teddy execute`` would run (see the module documentation)."""
-    from plankit.teddy.session.layout import find_session, turn_of_plan
     from plankit.teddy.session.memos import load_memos
     from plankit.textio import read_text
 
-    if plan is None:
-        if not (root / ".teddy").is_dir():
-            raise ExecuteError(
-                "no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`",
-                code="no-session",
-            )
-        turn: Turn | None = find_session(root, session_name).latest()
-    else:
-        turn = turn_of_plan(root, plan)
+    turn = turn_to_execute(root, plan, session_name)
     if turn is not None:
         _session_turn(turn)
         path, shown = turn.plan_path, turn.rel("plan.md")

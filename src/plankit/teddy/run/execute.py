@@ -38,7 +38,14 @@ from plankit.teddy.run.approval import (
 )
 from plankit.teddy.run.checkpoint import TurnCheckpoint
 from plankit.teddy.run.journal import Journal
-from plankit.teddy.run.outcome import ExecuteError, Outcome, check_executable, load_plan, now
+from plankit.teddy.run.outcome import (
+    ExecuteError,
+    Outcome,
+    check_executable,
+    load_plan,
+    now,
+    turn_to_execute,
+)
 from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.run.transition import prepare_next
@@ -342,17 +349,7 @@ def execute_plan(
     stateless mode against ``root``.  Returns the turn (None in stateless mode) and the
     outcome.
     """
-    from plankit.teddy.session.layout import find_session, turn_of_plan
-
-    if plan is None:
-        if not (root / ".teddy").is_dir():
-            raise ExecuteError(
-                "no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`",
-                code="no-session",
-            )
-        turn: Turn | None = find_session(root, session_name).latest()
-    else:
-        turn = turn_of_plan(root, plan)
+    turn = turn_to_execute(root, plan, session_name)
     if turn is not None:
         outcome = execute_turn(turn, approver=approver, chat=chat, config=config, runtime=runtime)
         return turn, outcome

@@ -57,6 +57,22 @@ def load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
         return None, issues, text
 
 
+def turn_to_execute(root: Path, plan: Path | None, session_name: str | None) -> Turn | None:
+    """The turn whose plan ``teddy execute [PLAN]`` (and ``--check``) runs: the latest
+    turn of the session when no ``plan`` is given, the turn a ``plan.md`` inside
+    ``.teddy/`` belongs to, or None for any other file (stateless mode)."""
+    from plankit.teddy.session.layout import find_session, turn_of_plan
+
+    if plan is not None:
+        return turn_of_plan(root, plan)
+    if not (root / ".teddy").is_dir():
+        raise ExecuteError(
+            "no .teddy/ directory here or above: give a PLAN file, or `teddy new NAME`",
+            code="no-session",
+        )
+    return find_session(root, session_name).latest()
+
+
 def check_executable(turn: Turn, latest: Turn, action: str = "execute") -> None:
     """Raise :class:`ExecuteError` unless ``turn`` (with ``latest`` the session's latest
     turn) is one ``teddy execute`` may run: the latest, with a plan and no report."""
