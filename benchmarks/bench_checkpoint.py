@@ -25,20 +25,11 @@ import time
 from pathlib import Path
 
 from _bench import Result, log, report, require, rounds_from_argv
+from plans import plan_of_actions
 
 FILES = 2000
 EDITS = 200
 GIT_ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-RATIONALE = "\n".join(
-    ["## Rationale", "```text"]
-    + [
-        f"### {i}. {name}\nx"
-        for i, name in enumerate(
-            ["Synthesis", "Justification", "Expected Outcome", "State Dashboard"], 1
-        )
-    ]
-    + ["```"]
-)
 
 
 def _rel(i: int) -> str:
@@ -52,7 +43,7 @@ def _plan() -> str:
         for i in range(0, FILES, FILES // EDITS)
     ]
     body = "\n\n".join(actions)
-    return f"# Edit {EDITS} files\n- **Status:** Green\n\n{RATIONALE}\n\n## Action Plan\n\n{body}\n"
+    return plan_of_actions(f"Edit {EDITS} files", body)
 
 
 def _git(root: Path, *args: str) -> None:

@@ -22,18 +22,9 @@ import time
 from pathlib import Path
 
 from _bench import Result, log, report, require, rounds_from_argv
+from plans import plan_of_actions
 
 N = 200
-RATIONALE = "\n".join(
-    ["## Rationale", "```text"]
-    + [
-        f"### {i}. {name}\nx"
-        for i, name in enumerate(
-            ["Synthesis", "Justification", "Expected Outcome", "State Dashboard"], 1
-        )
-    ]
-    + ["```"]
-)
 
 BASELINE = r"""
 import os, sys, tempfile
@@ -67,7 +58,7 @@ def _plan(mode: str) -> str:
                 f"VALUE = {i}\n```\n`REPLACE:`\n```python\nVALUE = {i + 1}\n```"
             )
     body = "\n\n".join(actions)
-    return f"# {mode} {N} files\n- **Status:** Green\n\n{RATIONALE}\n\n## Action Plan\n\n{body}\n"
+    return plan_of_actions(f"{mode} {N} files", body)
 
 
 def _existing(root: Path) -> None:

@@ -126,6 +126,25 @@ STATUSES = ("Green 🟢", "Yellow 🟡", "Red 🔴")
 FENCE = "````"
 """The fence of a block with no fence inside: four backticks, as models are told."""
 
+SHORT_RATIONALE = "\n".join(
+    ["## Rationale", "```text"]
+    + [
+        f"### {i}. {name}\nx"
+        for i, name in enumerate(
+            ["Synthesis", "Justification", "Expected Outcome", "State Dashboard"], 1
+        )
+    ]
+    + ["```"]
+)
+"""The shortest valid Rationale, for benchmarks whose plans are all actions."""
+
+
+def plan_of_actions(title: str, body: str) -> str:
+    """A valid plan titled ``title`` whose Action Plan is ``body``: a green status and
+    :data:`SHORT_RATIONALE`, nothing else."""
+    return f"# {title}\n- **Status:** Green\n\n{SHORT_RATIONALE}\n\n## Action Plan\n\n{body}\n"
+
+
 _FENCE_LINE_RE = re.compile(r"^ {0,3}```", re.MULTILINE)
 
 
