@@ -55,11 +55,21 @@ def quote_sheet(name: str) -> str:
     return "'" + name.replace("'", "''") + "'"
 
 
-def _column_number(letters: str) -> int:
+def column_number(letters: str) -> int:
+    """1-based index of upper-case column letters (``A`` → 1, ``AA`` → 27)."""
     number = 0
     for ch in letters:
         number = number * 26 + (ord(ch) - 64)
     return number
+
+
+def column_letters(number: int) -> str:
+    """The letters of the 1-based column ``number`` (1 → ``A``, 27 → ``AA``)."""
+    out = ""
+    while number:
+        number, rem = divmod(number - 1, 26)
+        out = chr(65 + rem) + out
+    return out
 
 
 def parse_ref(ref: str) -> CellRef:
@@ -110,7 +120,7 @@ def parse_ref(ref: str) -> CellRef:
             code="bad-cell-ref",
         )
     column, row = m.group(1).upper(), int(m.group(2))
-    if _column_number(column) > MAX_COLUMN or row > MAX_ROW:
+    if column_number(column) > MAX_COLUMN or row > MAX_ROW:
         raise InputError(
             f"cell reference {ref!r} is outside the sheet (at most XFD1048576)",
             code="bad-cell-ref",
@@ -120,4 +130,4 @@ def parse_ref(ref: str) -> CellRef:
 
 def column_index(column: str) -> int:
     """1-based index of column letters (``A`` → 1, ``AA`` → 27)."""
-    return _column_number(column.upper())
+    return column_number(column.upper())

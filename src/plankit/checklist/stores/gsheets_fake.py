@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import requests
 from requests.adapters import BaseAdapter, HTTPAdapter
 
-from plankit.checklist.refs import parse_ref
+from plankit.checklist.refs import column_letters, parse_ref
 from plankit.errors import InputError
 
 API_ROOT = "https://sheets.googleapis.com/"
@@ -318,7 +318,7 @@ class FakeSheetsApi(BaseAdapter):
         changed = 0
         for row in range(grid.get("startRowIndex", 0), grid.get("endRowIndex", 0)):
             for col in range(grid.get("startColumnIndex", 0), grid.get("endColumnIndex", 0)):
-                key = (name, f"{_column_letters(col + 1)}{row + 1}")
+                key = (name, f"{column_letters(col + 1)}{row + 1}")
                 if book.cells.get(key) == find["find"]:
                     book.cells[key] = str(find.get("replacement", ""))
                     changed += 1
@@ -365,14 +365,6 @@ class FakeSheetsApi(BaseAdapter):
                 "updatedCells": 1,
             }
         return 404, api_error(404, "Method not found.")
-
-
-def _column_letters(n: int) -> str:
-    out = ""
-    while n:
-        n, rem = divmod(n - 1, 26)
-        out = chr(65 + rem) + out
-    return out
 
 
 class ReplaySheetsApi(BaseAdapter):

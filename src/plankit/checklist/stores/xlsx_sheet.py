@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from plankit.checklist.errors import StoreError
+from plankit.checklist.refs import column_letters, column_number
 
 _ESCAPE_RE = re.compile(r"_(?=x[0-9A-Fa-f]{4}_)|[\x00-\x08\x0b-\x1f\ufffe\uffff\ud800-\udfff]")
 _UNESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")
@@ -28,22 +29,6 @@ def excel_unescape(text: str) -> str:
     if "_x" not in text:
         return text
     return _UNESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), text)
-
-
-def column_number(letters: str) -> int:
-    """``A`` → 1, ``AA`` → 27."""
-    n = 0
-    for ch in letters:
-        n = n * 26 + ord(ch) - 64
-    return n
-
-
-def _column_letters(n: int) -> str:
-    out = ""
-    while n:
-        n, rem = divmod(n - 1, 26)
-        out = chr(65 + rem) + out
-    return out
 
 
 def xml_text(text: str) -> str:
@@ -213,7 +198,7 @@ class SheetXml:
         rows = [int(r.group(2)) for r in refs if r is not None]
         lo_c, hi_c = min(*cols, column), max(*cols, column)
         lo_r, hi_r = min(*rows, row), max(*rows, row)
-        first, last = f"{_column_letters(lo_c)}{lo_r}", f"{_column_letters(hi_c)}{hi_r}"
+        first, last = f"{column_letters(lo_c)}{lo_r}", f"{column_letters(hi_c)}{hi_r}"
         ref = first if first == last else f"{first}:{last}"
         if ref == m.group(2):
             return xml
