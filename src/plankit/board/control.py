@@ -194,16 +194,11 @@ class ControlSource(Source):
         self.error = None
         self._signature = signature
         marks = {s["id"]: _mark(row) for s, row in zip(summaries, rows, strict=True)}
-        events = self._publish(summaries)
-        told = {e["plan"]["id"] for e in events if e["type"] != "removed"}
         # a change the list does not show (a thread added or removed) still changes the
         # session's page: it is told too
-        for summary in summaries:
-            plan_id = summary["id"]
-            if plan_id not in told and self._marks.get(plan_id, marks[plan_id]) != marks[plan_id]:
-                events.append({"type": "changed", "plan": summary})
+        touched = {i for i, mark in marks.items() if self._marks.get(i, mark) != mark}
         self._marks = marks
-        return events
+        return self._publish(summaries, touched)
 
     # --- one session ---------------------------------------------------------------------
 

@@ -134,14 +134,10 @@ class SheetsSource(Source):
                 with self._lock:
                     sheet.versions.append((f"seen {sheet.updated}", sheet.updated, text))
                     del sheet.versions[:-MAX_VERSIONS]
-        events = self._publish([self._summary(sheet) for sheet in self._sheets])
-        told = {e["plan"]["id"] for e in events if e["type"] != "removed"}
         # a change the list does not show (a note, a step's text, another error) still
         # changes the page, as an edit of a checklist file does
-        for sheet in self._sheets:
-            if sheet.id not in told and before[sheet.id] != (sheet.text, sheet.error):
-                events.append({"type": "changed", "plan": self._summary(sheet)})
-        return events
+        touched = {s.id for s in self._sheets if before[s.id] != (s.text, s.error)}
+        return self._publish([self._summary(sheet) for sheet in self._sheets], touched)
 
     def _summary(self, sheet: _Sheet) -> dict[str, Any]:
         base = {"kind": "checklist", "id": sheet.id, "path": sheet.path, "source": "gsheets"}

@@ -12,7 +12,7 @@ read says why in :meth:`Source.status`, shown above the list; it never fails a r
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 
@@ -65,8 +65,13 @@ class Source:
     def close(self) -> None:
         """Let go of connections (the board is stopping)."""
 
-    def _publish(self, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Keep ``summaries`` as the source's plans; the events that tell the page."""
+    def _publish(
+        self, summaries: list[dict[str, Any]], touched: Collection[str] = ()
+    ) -> list[dict[str, Any]]:
+        """Keep ``summaries`` as the source's plans; the events that tell the page.
+
+        ``touched``: plans whose page changed even where their line in the list did
+        not (a step's text, a thread added): they are told as changed too."""
         fresh = {s["id"]: s for s in summaries}
         events: list[dict[str, Any]] = []
         with self._lock:
@@ -77,6 +82,6 @@ class Source:
         for plan_id, summary in fresh.items():
             if plan_id not in old:
                 events.append({"type": "added", "plan": summary})
-            elif old[plan_id] != summary:
+            elif old[plan_id] != summary or plan_id in touched:
                 events.append({"type": "changed", "plan": summary})
         return events
