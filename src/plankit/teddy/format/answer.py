@@ -45,15 +45,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from plankit.teddy.format.changes import Change, Preprocessed
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
-from plankit.teddy.format.preprocess import (
-    Change,
-    OutOfBudget,
-    Preprocessed,
-    Sanitizer,
-    propose,
-)
+from plankit.teddy.format.preprocess import propose
+from plankit.teddy.format.sanitizer import OutOfBudget, Sanitizer
 
 WRAPPER_INFOS = frozenset({"", "markdown", "md", "mdx", "text", "txt", "plain", "plan", "teddy"})
 """Info strings of a fence that may wrap a whole plan."""
