@@ -48,6 +48,7 @@ from functools import lru_cache
 from plankit.teddy.format.changes import Change, Preprocessed
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
+from plankit.teddy.format.parse.tail import fence_with_text, is_sentence, unclosed_reading
 from plankit.teddy.format.preprocess import propose
 from plankit.teddy.format.sanitizer import OutOfBudget, Sanitizer
 
@@ -94,6 +95,7 @@ class _Attempt:
     changes: tuple[Change, ...]
     parses: bool | None  # None: not known (no step needed a parse)
     open_end: bool = False  # a block that ran to the end of the text was closed
+    problems: tuple[Change, ...] = ()  # what could not be repaired without a guess
 
 
 def _line(text: str, offset: int) -> int:
@@ -154,6 +156,15 @@ def _repair(plan: str, skipped: int) -> _Attempt:
         return _Attempt(plan, (), None)
     if check_plan(plan)[0] is not None:
         return _Attempt(plan, (), True)  # rule 1
+    if proposal.open_end:
+        tail = _open_tail(plan, proposal.text, skipped)
+        if isinstance(tail, Change):
+            return _Attempt(plan, (), False, problems=(tail,))
+        if tail is not None:
+            cut, note = tail
+            again = _repair(cut, skipped)
+            changes = tuple(sorted((note, *again.changes), key=lambda c: c.line))
+            return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
     changes = tuple(Change(c.line + skipped, c.message, c.kind) for c in proposal.changes)
     if proposal.remarks is not None:
         end, start = proposal.remarks
@@ -169,6 +180,52 @@ def _repair(plan: str, skipped: int) -> _Attempt:
             )
             return _Attempt(trimmed, (*changes, note), True, proposal.open_end)
     return _Attempt(proposal.text, changes, None, proposal.open_end)
+
+
+def _open_tail(plan: str, repaired: str, skipped: int) -> Change | tuple[str, Change] | None:
+    """The end of the block the sanitizer closed at the end of ``plan`` (giving
+    ``repaired``), when it is not the end the sanitizer gave it (:mod:`.parse.tail`):
+    a problem naming both readings, or, for a closing fence with a sentence after it on
+    its line, ``plan`` cut after that fence and the change that says so."""
+    from plankit.markdown.tree import Fence, parse_document
+
+    doc = parse_document(repaired)
+    last = doc.blocks[-1] if doc.blocks else None
+    if not isinstance(last, Fence) or not last.closed or not last.content.strip():
+        return None
+    content = last.content
+    at = plan.rfind(content.replace("\n", "\r\n") if "\r\n" in plan else content)
+    if at <= 0:
+        return None
+    opener = plan[: at - 1].rstrip("\r").rsplit("\n", 1)[-1].lstrip(" ")
+    length = len(opener) - len(opener.lstrip(last.char))
+    if length < 3:
+        return None
+    raw = plan[at : at + len(content) + content.count("\n") * ("\r\n" in plan)]
+    first = _line(plan, at) + skipped
+    fence = fence_with_text(raw, last.char, length)
+    if fence is not None and is_sentence(fence.group("rest")):
+        line = _line(plan, at + fence.start()) + skipped
+        end = at + fence.start("rest")
+        newline = "\r\n" if "\r\n" in plan else "\n"
+        cut = plan[:end].rstrip(" \t") + newline
+        last_line = _line(plan, len(plan.rstrip())) + skipped
+        note = Change(
+            line,
+            "the closing fence here has text after it: read as the end of the block opened "
+            f"at line {first - 1} and a remark after the plan, dropped "
+            f"({_lines(line, last_line)}): '{_excerpt(plan[end:])}'",
+            "tail",
+        )
+        return cut, note
+    reading = unclosed_reading(raw, first, last.char, length)
+    if reading is None:
+        return None
+    return Change(
+        first - 1,
+        f"the block opened here is never closed, and its end cannot be told: {reading}",
+        "unsure",
+    )
 
 
 def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
@@ -278,9 +335,9 @@ def answer_to_plan(text: str) -> Preprocessed:
             return Preprocessed(text, ())  # rule 1
         attempt, dropped = _unwrapped(body, found)
     if not attempt.changes and not dropped:
-        return Preprocessed(text, ())
+        return Preprocessed(text, (), attempt.problems)
     changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
-    return Preprocessed(bom + attempt.text, changes)
+    return Preprocessed(bom + attempt.text, changes, attempt.problems)
 
 
 Edit = tuple[int, int, str]
@@ -309,8 +366,8 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
         return None
     if not sanitizer.edits:
         return (), ()
-    if sanitizer.unsure:
-        return None
+    if sanitizer.unsure or sanitizer.open_end:
+        return None  # a block closed at the end of the text: its end may be a remark
     changes = sanitizer.changes()
     return (tuple(sorted(sanitizer.edits)), changes) if changes else ((), ())
 
