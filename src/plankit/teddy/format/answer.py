@@ -42,15 +42,17 @@ from __future__ import annotations
 import mmap
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from plankit.teddy.format.changes import Change, Preprocessed
+from plankit.teddy.format.envelope import from_json, last_plan, several_plans
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
 from plankit.teddy.format.parse.tail import fence_with_text, is_sentence, unclosed_reading
 from plankit.teddy.format.preprocess import propose
 from plankit.teddy.format.sanitizer import OutOfBudget, Sanitizer
+from plankit.teddy.format.shapes import reshape
 
 WRAPPER_INFOS = frozenset({"", "markdown", "md", "mdx", "text", "txt", "plain", "plan", "teddy"})
 """Info strings of a fence that may wrap a whole plan."""
@@ -150,7 +152,20 @@ def _has_plan_headings(text: str) -> bool:
 
 
 def _repair(plan: str, skipped: int) -> _Attempt:
-    """Steps 3 and 4 on ``plan``; ``skipped`` lines of the input come before it."""
+    """Steps 3 to 5 on ``plan``; ``skipped`` lines of the input come before it."""
+    shaped, shapes = reshape(plan)
+    if shapes and check_plan(plan)[0] is not None:
+        return _Attempt(plan, (), True)  # rule 1
+    if shapes:
+        again = _repair_fences(shaped, skipped)
+        moved = tuple(Change(c.line + skipped, c.message, c.kind) for c in shapes)
+        changes = tuple(sorted((*moved, *again.changes), key=lambda c: c.line))
+        return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
+    return _repair_fences(plan, skipped)
+
+
+def _repair_fences(plan: str, skipped: int) -> _Attempt:
+    """Steps 4 and 5 on ``plan``; ``skipped`` lines of the input come before it."""
     proposal = propose(plan)
     if not proposal.changes and proposal.remarks is None:
         return _Attempt(plan, (), None)
@@ -162,7 +177,7 @@ def _repair(plan: str, skipped: int) -> _Attempt:
             return _Attempt(plan, (), False, problems=(tail,))
         if tail is not None:
             cut, note = tail
-            again = _repair(cut, skipped)
+            again = _repair_fences(cut, skipped)
             changes = tuple(sorted((note, *again.changes), key=lambda c: c.line))
             return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
     changes = tuple(Change(c.line + skipped, c.message, c.kind) for c in proposal.changes)
@@ -326,18 +341,57 @@ def answer_to_plan(text: str) -> Preprocessed:
     documentation); ``changes`` says what was done, with lines in ``text``."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
+    dropped: list[Change] = []
+    held = from_json(body)
+    if held is not None and check_plan(body)[0] is None:
+        body = held[0]
+        dropped.append(held[1])
     found = _find_plan(body)
     if found is None:
         attempt = _repair(body, 0)
-        dropped: list[Change] = []
     else:
-        if check_plan(body)[0] is not None:
+        if not dropped and check_plan(body)[0] is not None:
             return Preprocessed(text, ())  # rule 1
-        attempt, dropped = _unwrapped(body, found)
+        attempt, unwrapped = _unwrapped(body, found)
+        dropped += unwrapped
+    several = last_plan(body)
+    if several is not None and not _parses(attempt):
+        start, note = several
+        if note is None:
+            attempt = replace(attempt, problems=(*attempt.problems, several_plans(body, start)))
+        else:
+            attempt, dropped = _corrected(body, start, note, dropped[:1] if held else [])
     if not attempt.changes and not dropped:
         return Preprocessed(text, (), attempt.problems)
     changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
     return Preprocessed(bom + attempt.text, changes, attempt.problems)
+
+
+def _parses(attempt: _Attempt) -> bool:
+    if attempt.parses is None:
+        return check_plan(attempt.text)[0] is not None
+    return attempt.parses
+
+
+def _corrected(
+    body: str, start: int, note: Change, dropped: list[Change]
+) -> tuple[_Attempt, list[Change]]:
+    """The plan that starts at ``start`` in an answer that corrects an earlier one."""
+    # the dropped lines are kept as blank ones while the plan is repaired, so that
+    # every change keeps its line in the input
+    newline = "\r\n" if "\r\n" in body[:start] else "\n"
+    lead = newline * (_line(body, start) - 1)
+    body = lead + body[start:]
+    dropped = [*dropped, note]
+    found = _find_plan(body)
+    if found is None:
+        attempt = _repair(body, 0)
+    else:
+        attempt, unwrapped = _unwrapped(body, found)
+        dropped += unwrapped
+    if attempt.text.startswith(lead):
+        attempt = replace(attempt, text=attempt.text[len(lead) :])
+    return attempt, dropped
 
 
 Edit = tuple[int, int, str]
@@ -357,6 +411,8 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
     """
     if text.startswith("\ufeff") or _find_plan(text) is not None:
         return None
+    if from_json(text) is not None or last_plan(text) is not None or reshape(text)[1]:
+        return None  # steps that only answer_to_plan takes
     sanitizer = Sanitizer(text)
     try:
         sanitizer.run()
