@@ -8,8 +8,8 @@ parse:
     in a ```` ```json ```` fence: an object holding the plan as a string, the way a
     model calling a function answers (``{"name": "submit_plan", "arguments":
     "{\\"plan\\": \\"# …\\"}"}``, the arguments themselves JSON), or one JSON string
-    literal.  A string is a plan when it starts with a ``# `` title and holds a
-    ``## `` section.  Exactly one plan found: the answer becomes that plan (then goes
+    literal.  A string is a plan when it starts with a ``# `` title and holds an
+    Action Plan heading.  Exactly one plan found: the answer becomes that plan (then goes
     the rest of the road); none, or two different ones: the answer is left alone.  A
     Markdown answer that holds a JSON example is never read as JSON: it does not start
     with one.
@@ -41,6 +41,7 @@ _CORRECTION_RE = re.compile(
     r"instead|scratch that|my bad|wrong|amended|ignore (?:the|that|my) (?:previous|above|first))\b",
     re.I,
 )
+_ACTION_PLAN_RE = re.compile(r"^ {0,3}#{1,3}[ \t]+[*_`]*action[ _-]?plan\b", re.I | re.M)
 _TITLE_AFTER_RE = re.compile(r"\r?\n[ \t]*\r?\n?# ")
 WRAPPERS = frozenset({"", "markdown", "md", "text", "plan"})
 MAX_PREAMBLE_LINES = 3
@@ -65,7 +66,7 @@ def _plans_in(value: Any, depth: int = 0) -> list[str]:
             return _plans_in(json.loads(text), depth + 1)
         except ValueError:
             return []
-    if text.startswith("# ") and re.search(r"^##[ \t]", value, re.M):
+    if text.startswith("# ") and _ACTION_PLAN_RE.search(value):
         return [value]
     return []
 
