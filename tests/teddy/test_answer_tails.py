@@ -126,3 +126,9 @@ def test_a_valid_plan_whose_content_holds_a_fence_with_text_is_untouched() -> No
     assert check_plan(text)[0] is not None
     result = answer_to_plan(text)
     assert result.text == text and not result.changes and not result.problems
+
+
+def test_a_remark_right_under_the_last_command_is_reported_too() -> None:
+    text = HEAD + EXECUTE_OPEN.replace("\n\nLet me know", "\nLet me know")
+    (problem,) = answer_to_plan(text).problems
+    assert "line 22 is either its last line or a remark after the plan" in problem.message

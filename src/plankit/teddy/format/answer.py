@@ -394,6 +394,13 @@ def _corrected(
     return attempt, dropped
 
 
+def repairs_note(what: str, changes: tuple[Change, ...]) -> str:
+    """``what``, then one Markdown list item per change or problem, with its line: how
+    ``teddy acp``, the re-plan feedback and report.md say what was repaired."""
+    items = [f"- line {c.line}: {c.message}" for c in changes]
+    return f"{what}:\n" + "\n".join(items)
+
+
 Edit = tuple[int, int, str]
 """``(start, end, replacement)``: the text's characters from ``start`` to ``end`` replaced."""
 
