@@ -238,6 +238,14 @@ def execute_turn(
         lock.release()
 
 
+def _repairs(turn: Turn) -> tuple[str, ...]:
+    """report.md's notes on the repairs of the model's answer that changed an action."""
+    from plankit.teddy.format.repairs import action_repairs
+
+    found = action_repairs(turn.file("answer.md"), turn.plan_path)
+    return tuple(f"repaired from the model's answer: {line}" for line in found)
+
+
 def _execute_locked(
     turn: Turn,
     approver: Approver,
@@ -255,7 +263,7 @@ def _execute_locked(
     try:
         if issues:
             journal.validation_failed()
-            report = _validation_report(plan, issues, plan_rel, start)
+            report = _validation_report(plan, issues, plan_rel, start, _repairs(turn))
             text = render_report(report)
             write_text_atomic(turn.report_path, text)
             journal.reported()
@@ -271,7 +279,7 @@ def _execute_locked(
             run = _run(plan, approver, rt, turn.plan_path, journal, checkpoint)
             if run[2] is Decision.QUIT:
                 return Outcome(None, None, None, run[4], refused=run[3])
-            report = _run_report(plan, run, plan_rel, start, checkpoint.notes)
+            report = _run_report(plan, run, plan_rel, start, _repairs(turn) + checkpoint.notes)
             text = render_report(report)
             write_text_atomic(turn.report_path, text)
             journal.reported()
