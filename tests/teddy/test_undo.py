@@ -345,3 +345,17 @@ def test_a_project_in_a_subdirectory_of_a_repository_checkpoints_in_that_reposit
     assert (root / "src" / "app.py").read_bytes() == ORIGINAL
     assert not (root / "src" / "new.py").exists()
     assert git(mono, "status", "--porcelain", "--", "packages/proj/src") == ""
+
+
+@pytest.mark.parametrize(
+    "prefix", ["", "packages/app/", "my project/", "a..b/", "x.lock/", "-dash/", "ünï/"]
+)
+def test_every_checkpoint_ref_is_a_valid_git_ref(prefix: str) -> None:
+    from plankit.teddy.run.checkpoint import checkpoint_ref
+
+    ref = checkpoint_ref(prefix, "20260101-demo", "02")
+    assert ref.startswith("refs/teddy/") and ref.endswith("/20260101-demo/02")
+    check = subprocess.run(["git", "check-ref-format", ref], env=GIT_ENV, check=False)
+    assert check.returncode == 0, ref
+    if prefix in ("", "packages/app/"):
+        assert ref == f"refs/teddy/{prefix}20260101-demo/02"
