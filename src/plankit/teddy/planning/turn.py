@@ -246,7 +246,12 @@ def choose_planner(
     manual mode, or None when ``manual_fallback`` is false.
     """
     from plankit.teddy.planning.manual import ManualPlanner
-    from plankit.teddy.planning.models import ModelError, ModelPlanner, configured_model, load_model
+    from plankit.teddy.planning.models import (
+        ModelError,
+        ModelPlanner,
+        configured_model,
+        planning_model,
+    )
 
     def by_hand() -> Planner:
         return ManualPlanner(manual_options, stdin=stdin, err=err)
@@ -255,9 +260,9 @@ def choose_planner(
         return by_hand()
     name = configured_model(model, config.model)
     if name is not None:
-        return ModelPlanner(load_model(name), retry=retry, err=err)
+        return ModelPlanner(planning_model(name), retry=retry, err=err)
     try:
-        return ModelPlanner(load_model(None), retry=retry, err=err)
+        return ModelPlanner(planning_model(None), retry=retry, err=err)
     except ModelError as exc:
         if not manual_fallback:
             return None
