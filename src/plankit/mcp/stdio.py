@@ -21,12 +21,14 @@ import sys
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from plankit.jsonrpc import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     MAX_LINE_BYTES,
     Checked,
     check_line,
     encode,
     error_reply,
+    surrogate_problem,
     too_long,
 )
 
@@ -57,13 +59,34 @@ class _Output:
         async with self.lock:
             if not self.closed:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, self.fd, text.encode("utf-8"))
+                    await anyio.to_thread.run_sync(_write_all, self.fd, _utf8(text))
                 except (BrokenPipeError, ConnectionResetError):
                     self.closed = True
         return len(text)
 
     async def flush(self) -> None:
         pass
+
+
+def _utf8(line: str) -> bytes:
+    """A JSON line as UTF-8, a lone surrogate written as the text of its escape."""
+    try:
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        return encode(json.loads(line))
+
+
+def _text_check(message: dict[str, Any]) -> Checked:
+    """A message holding a lone surrogate: a request is refused (-32602, naming where),
+    a notification dropped, a response passed on with the character as text."""
+    why = surrogate_problem(message)
+    if why is None:
+        return Checked(message=message)
+    if "method" not in message:
+        return Checked(message=json.loads(encode(message)))
+    if "id" not in message:
+        return Checked()
+    return Checked(reply=error_reply(message["id"], INVALID_PARAMS, why))
 
 
 def _sdk_check(message: dict[str, Any]) -> Checked:
@@ -107,6 +130,8 @@ class _CheckedLines:
                 await self._answer(too_long())
                 continue
             checked = check_line(line, object_results=True)
+            if checked.message is not None and checked.reply is None:
+                checked = _text_check(checked.message)
             if checked.message is not None and checked.reply is None:
                 checked = _sdk_check(checked.message)
             if checked.reply is not None:
