@@ -42,6 +42,9 @@ _CORRECTION_RE = re.compile(
     re.I,
 )
 _ACTION_PLAN_RE = re.compile(r"^ {0,3}#{1,3}[ \t]+[*_`]*action[ _-]?plan\b", re.I | re.M)
+_ACTION_PLAN_HEADING_RE = re.compile(
+    r"^ {0,3}(?:#{1,6}[ \t]+|\*\*)[*_`]*action[ _-]?plan\b", re.I | re.M
+)
 _TITLE_AFTER_RE = re.compile(r"\r?\n[ \t]*\r?\n?# ")
 WRAPPERS = frozenset({"", "markdown", "md", "text", "plan"})
 MAX_PREAMBLE_LINES = 3
@@ -112,6 +115,8 @@ def last_plan(body: str) -> tuple[int, Change | None] | None:
     """Where the plan an answer means starts when it holds several: ``(offset, change)``
     (the change None: a problem, the answer does not say which plan it means); None
     when it holds one plan or fewer."""
+    if len(_ACTION_PLAN_HEADING_RE.findall(body)) < 2:
+        return None  # two complete plans have two Action Plan headings
     titles: list[int] = []
     complete: list[bool] = []
     fence: tuple[str, int] | None = None

@@ -32,6 +32,7 @@ its number and each change is reported at its line.  A heading inside a fenced b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from plankit.teddy.format.changes import Change
 from plankit.teddy.format.model import ActionType
@@ -42,6 +43,10 @@ from plankit.teddy.format.parse.fields import CANONICAL_KEY
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)")
 _HEADING_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<text>[^\r\n]*?)(?:[ \t]+#+)?[ \t]*")
 _BOLD_LINE_RE = re.compile(r" {0,3}(?:\*\*|__)(?P<text>[^\r\n*_]+?)(?:\*\*|__)[ \t]*:?[ \t]*")
+_VISIT_RE = re.compile(
+    r"^ {0,3}(?:`{3}|~{3}|#{1,6}[ \t]|\*\*|__|<!--|[-*_][ \t]*[-*_][ \t]*[-*_])", re.M
+)
+_LIST_LINE_RE = re.compile(r"[ \t]*(?:[-*+][ \t]|\r?$)|[ \t]{2,}\S")
 _RULE_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _META_RE = re.compile(
     r" {0,3}(?:\*\*|__)(?P<key>[A-Za-z][A-Za-z0-9 _-]*?)[ \t]*(?::(?:\*\*|__)|(?:\*\*|__):)"
@@ -62,12 +67,14 @@ def _bare(text: str) -> str:
     return text.rstrip(":").strip()
 
 
+@lru_cache(maxsize=1024)
 def section_named(text: str) -> str | None:
     """The section a heading's text names once decorations are taken off."""
     found = section_of(text)
     return found if found is not None else section_of(_bare(text))
 
 
+@lru_cache(maxsize=1024)
 def action_named(text: str) -> ActionType | None:
     """The action a heading's or bold line's text names once a number and decorations
     are taken off (``1. `READ```, ``Action 2: EDIT``), or None."""
@@ -80,28 +87,34 @@ def action_named(text: str) -> ActionType | None:
 
 
 class _Scan:
-    """One pass over the lines of a text, recording the rewrites."""
+    """One pass over the lines of a text, recording the rewrites.
+
+    Only the lines a rule may look at are visited (fence lines, headings, lines that
+    start with emphasis, an HTML comment or a rule: one regular expression finds them),
+    so a long plan's content costs little; what a rule needs of the lines between
+    (whether the line before is blank, whether a metadata list goes on) is read from
+    them when it is needed."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
+        self.text = text
+        self.lines = text.split("\n")
         self.out = list(self.lines)
         self.changes: list[Change] = []
         self.section: str | None = None  # None before the title, "header" after it
         self.action: ActionType | None = None
         self.meta = False  # whether the next lines may be a metadata list
+        self.meta_from = 0  # the line after which they may
         self.skip = -1  # the last line of an HTML comment being dropped
 
     def set(self, i: int, new: str, message: str, kind: str) -> None:
-        line = self.lines[i]
-        ending = line[len(line.rstrip("\r\n")) :]
-        self.out[i] = new + ending
+        self.out[i] = new + ("\r" if self.lines[i].endswith("\r") else "")
         self.changes.append(Change(i + 1, message, kind))
 
     def next_text(self, i: int) -> str | None:
         """The next non-blank line after line ``i`` (0-based), or None."""
         for line in self.lines[i + 1 :]:
             if line.strip():
-                return line.strip("\r\n")
+                return line.rstrip("\r")
         return None
 
     def opens_part(self, line: str | None) -> bool:
@@ -114,42 +127,48 @@ class _Scan:
         text = m.group("text")
         return section_named(text) is not None or action_named(text) is not None
 
+    def list_goes_on(self, first: int, last: int) -> bool:
+        """Whether lines ``first`` to ``last`` (exclusive) are blank or list lines."""
+        return all(_LIST_LINE_RE.match(line) for line in self.lines[first:last])
+
     def run(self) -> None:
         fence: tuple[str, int] | None = None
-        blank = True  # after a blank line or a closing fence: no paragraph goes on
-        for i, raw in enumerate(self.lines):
-            line = raw.rstrip("\r\n")
+        closed = -2  # the line of the last closing fence
+        text, lines = self.text, self.lines
+        i, pos = 0, 0
+        for m in _VISIT_RE.finditer(text):
+            i += text.count("\n", pos, m.start())
+            pos = m.start()
+            line = lines[i].rstrip("\r")
             if fence is not None:
-                m = _FENCE_RE.fullmatch(line)
+                f = _FENCE_RE.fullmatch(line)
                 if (
-                    m
-                    and m["run"][0] == fence[0]
-                    and len(m["run"]) >= fence[1]
-                    and not m["rest"].strip()
+                    f
+                    and f["run"][0] == fence[0]
+                    and len(f["run"]) >= fence[1]
+                    and not f["rest"].strip()
                 ):
-                    fence = None
-                blank = fence is None
+                    fence, closed = None, i
                 continue
             if i <= self.skip:
                 continue
-            m = _FENCE_RE.fullmatch(line)
-            if m and not (m["run"][0] == "`" and "`" in m["rest"]):
-                fence = (m["run"][0], len(m["run"]))
+            f = _FENCE_RE.fullmatch(line)
+            if f and not (f["run"][0] == "`" and "`" in f["rest"]):
+                fence = (f["run"][0], len(f["run"]))
                 self.meta = False
-                blank = False
                 continue
-            if not line.strip():
-                blank = True
-                continue
+            if self.meta and not self.list_goes_on(self.meta_from, i):
+                self.meta = False
+            blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
             self.line(i, line, blank)
-            blank = False
+            self.meta_from = i + 1
 
     def comment_end(self, i: int) -> int:
         """Blank the rest of the HTML comment that starts at line ``i``."""
         if "-->" in self.lines[i]:
             return i
         for j in range(i + 1, len(self.lines)):
-            self.out[j] = self.lines[j][len(self.lines[j].rstrip("\r\n")) :]
+            self.out[j] = "\r" if self.lines[j].endswith("\r") else ""
             if "-->" in self.lines[j]:
                 return j
         return len(self.lines)
@@ -253,4 +272,4 @@ def reshape(text: str) -> tuple[str, tuple[Change, ...]]:
     scan.run()
     if not scan.changes:
         return text, ()
-    return "".join(scan.out), tuple(scan.changes)
+    return "\n".join(scan.out), tuple(scan.changes)
