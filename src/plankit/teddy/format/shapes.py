@@ -255,8 +255,10 @@ class _Scan:
         m = _META_RE.fullmatch(line)
         if m is None:
             return False
-        if self.section != "header" and norm_key(m["key"]) not in CANONICAL_KEY:
-            return False
+        if self.section != "header" and (
+            self.action is ActionType.CHAT_WITH_USER or norm_key(m["key"]) not in CANONICAL_KEY
+        ):
+            return False  # a message's bold line, or a key no action takes
         self.set(i, "- " + stripped, f"made '{_clip(stripped)}' a metadata list item", "metadata")
         return True
 
