@@ -8,9 +8,13 @@ hand-written corpus (tests/data/answers, test_answer_corpus.py).
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.parse import check_plan
 from plankit.teddy.format.shapes import action_named, reshape, section_named
+from tests.profiles import examples
 
 HEAD = """# Tidy the docs
 
@@ -92,3 +96,39 @@ def test_a_json_example_in_a_plan_is_not_read_as_the_plan() -> None:
         '{"plan": "# Not this\\n\\n## Action Plan\\n"}\n```\n\nIs that what you expected?\n'
     )
     assert _repaired(answer) == meant
+
+
+shape_line = st.sampled_from(
+    [
+        "# A plan",
+        "# Action Plan",
+        "## Rationale:",
+        "## `READ`",
+        "#### 2. ‘EDIT’",
+        "**CREATE**",
+        "**File Path:** [a.md](/a.md)",
+        "- File Path: [a.md](/a.md)",
+        "---",
+        "<!-- note -->",
+        "<!--",
+        "-->",
+        "```markdown",
+        "```",
+        "~~~",
+        "### `CHAT_WITH_USER`",
+        "Some text.",
+        "",
+    ]
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(shape_line, max_size=40), st.sampled_from(["\n", "\r\n"]))
+def test_reshape_keeps_every_line_and_a_second_pass_changes_nothing(
+    lines: list[str], newline: str
+) -> None:
+    text = newline.join(lines)
+    once, changes = reshape(text)
+    assert once.count("\n") == text.count("\n")
+    assert all(1 <= c.line <= text.count("\n") + 1 for c in changes)
+    assert reshape(once) == (once, ())
