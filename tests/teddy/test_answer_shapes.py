@@ -132,3 +132,9 @@ def test_reshape_keeps_every_line_and_a_second_pass_changes_nothing(
     assert once.count("\n") == text.count("\n")
     assert all(1 <= c.line <= text.count("\n") + 1 for c in changes)
     assert reshape(once) == (once, ())
+
+
+def test_numbered_section_headings_name_their_sections() -> None:
+    assert section_named("2. Action Plan") == "Action Plan"
+    assert section_named("1) **Rationale**:") == "Rationale"
+    assert section_named("2 plans") is None

@@ -19,6 +19,12 @@ blocks (as CommonMark reads them), one kind of line each, where the meaning is p
     right under an action heading or the title, lines written as ``**Key:** value``
     without a bullet (the key an action field, any key under the title) become list
     items ``- **Key:** value``.
+``tail``
+    a closing fence with a sentence after it on its line (```` ``` Next, the tests. ````)
+    right before a section or action heading ends its block, and the sentence, a
+    remark, is dropped (the fence line would otherwise be the block's content; no
+    block opens right before a heading).  The last block's is
+    :func:`plankit.teddy.format.answer`'s.
 ``separator``
     a thematic break (``---``, ``***``) after a blank line and before a section or
     action heading, and an HTML comment after a blank line in the header or between
@@ -39,6 +45,7 @@ from plankit.teddy.format.model import ActionType
 from plankit.teddy.format.parse import action_type_of, section_of
 from plankit.teddy.format.parse.checker import norm_key
 from plankit.teddy.format.parse.fields import CANONICAL_KEY
+from plankit.teddy.format.parse.tail import is_sentence
 
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)")
 _HEADING_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<text>[^\r\n]*?)(?:[ \t]+#+)?[ \t]*")
@@ -71,7 +78,10 @@ def _bare(text: str) -> str:
 def section_named(text: str) -> str | None:
     """The section a heading's text names once decorations are taken off."""
     found = section_of(text)
-    return found if found is not None else section_of(_bare(text))
+    if found is None:
+        bare = _bare(text)
+        found = section_of(bare) or section_of(_NUMBER_RE.sub("", bare))
+    return found
 
 
 @lru_cache(maxsize=1024)
@@ -142,12 +152,8 @@ class _Scan:
             line = lines[i].rstrip("\r")
             if fence is not None:
                 f = _FENCE_RE.fullmatch(line)
-                if (
-                    f
-                    and f["run"][0] == fence[0]
-                    and len(f["run"]) >= fence[1]
-                    and not f["rest"].strip()
-                ):
+                closes = f is not None and f["run"][0] == fence[0] and len(f["run"]) >= fence[1]
+                if closes and f and (not f["rest"].strip() or self.fence_remark(i, line, f)):
                     fence, closed = None, i
                 continue
             if i <= self.skip:
@@ -162,6 +168,22 @@ class _Scan:
             blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
             self.line(i, line, blank)
             self.meta_from = i + 1
+
+    def fence_remark(self, i: int, line: str, fence: re.Match[str]) -> bool:
+        """A closing fence with a sentence after it on its line, right before a section
+        or action heading: the fence ends the block, the sentence is a remark (dropped).
+        Whether it was one."""
+        rest = fence["rest"].strip()
+        if self.section is None or not is_sentence(rest) or not self.opens_part(self.next_text(i)):
+            return False
+        self.set(
+            i,
+            line[: fence.end("run")],
+            f"the closing fence here has text after it: read as the end of its block and a "
+            f"remark before the next part, dropped: '{_clip(rest)}'",
+            "tail",
+        )
+        return True
 
     def comment_end(self, i: int) -> int:
         """Blank the rest of the HTML comment that starts at line ``i``."""
