@@ -131,10 +131,22 @@ def fence_with_text(content: str, char: str, length: int) -> re.Match[str] | Non
     return _FENCE_TEXT_RE.search(content, last.start())
 
 
+TAIL_CHARS = 4096
+"""How much of a block's end is read for a remark: a remark is short, a block may not be."""
+
+
 def unclosed_reading(content: str, first: int, char: str, length: int) -> str | None:
     """What a never-closed block whose content (starting at line ``first``) ends
     ambiguously could mean, as a sentence naming the lines and both readings; None when
-    its end is not ambiguous."""
+    its end is not ambiguous.  Only the content's last :data:`TAIL_CHARS` characters are
+    read."""
+    if len(content) > TAIL_CHARS:
+        cut = content.find("\n", len(content) - TAIL_CHARS)
+        if cut < 0:
+            return None
+        first += content.count("\n", 0, cut + 1)
+        content = "\u2026\n" + content[cut + 1 :]  # a line of content stands for the rest
+        first -= 1
     fence = fence_with_text(content, char, length)
     if fence is not None and not is_sentence(fence.group("rest")):
         line = first + content.count("\n", 0, fence.start())
