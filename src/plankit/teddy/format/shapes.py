@@ -142,32 +142,47 @@ class _Scan:
         return all(_LIST_LINE_RE.match(line) for line in self.lines[first:last])
 
     def run(self) -> None:
-        fence: tuple[str, int] | None = None
         closed = -2  # the line of the last closing fence
         text, lines = self.text, self.lines
         i, pos = 0, 0
-        for m in _VISIT_RE.finditer(text):
+        m = _VISIT_RE.search(text)
+        while m is not None:
             i += text.count("\n", pos, m.start())
             pos = m.start()
             line = lines[i].rstrip("\r")
-            if fence is not None:
-                f = _FENCE_RE.fullmatch(line)
-                closes = f is not None and f["run"][0] == fence[0] and len(f["run"]) >= fence[1]
-                if closes and f and (not f["rest"].strip() or self.fence_remark(i, line, f)):
-                    fence, closed = None, i
-                continue
-            if i <= self.skip:
-                continue
             f = _FENCE_RE.fullmatch(line)
-            if f and not (f["run"][0] == "`" and "`" in f["rest"]):
-                fence = (f["run"][0], len(f["run"]))
+            if f and not (f["run"][0] == "`" and "`" in f["rest"]) and i > self.skip:
                 self.meta = False
+                end = self.block_end(i, pos, f["run"][0], len(f["run"]))
+                if end is None:
+                    return  # the block runs to the end of the text
+                i, pos = end
+                closed = i
+                m = _VISIT_RE.search(text, pos + 1)
                 continue
-            if self.meta and not self.list_goes_on(self.meta_from, i):
-                self.meta = False
-            blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
-            self.line(i, line, blank)
-            self.meta_from = i + 1
+            if i > self.skip:
+                if self.meta and not self.list_goes_on(self.meta_from, i):
+                    self.meta = False
+                blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
+                self.line(i, line, blank)
+                self.meta_from = i + 1
+            m = _VISIT_RE.search(text, pos + 1)
+
+    def block_end(self, i: int, pos: int, char: str, length: int) -> tuple[int, int] | None:
+        """The line and offset of the fence that closes the block opened on line ``i``
+        (at offset ``pos``): a bare one of its character, at least as long, or one with a
+        remark after it (:meth:`fence_remark`); None when nothing closes it."""
+        text = self.text
+        for m in _fence_lines_re(char, length).finditer(
+            text, text.find("\n", pos) + 1 or len(text)
+        ):
+            i += text.count("\n", pos, m.start())
+            pos = m.start()
+            line = self.lines[i].rstrip("\r")
+            f = _FENCE_RE.fullmatch(line)
+            if f and (not f["rest"].strip() or self.fence_remark(i, line, f)):
+                return i, pos
+        return None
 
     def fence_remark(self, i: int, line: str, fence: re.Match[str]) -> bool:
         """A closing fence with a sentence after it on its line, right before a section
@@ -285,6 +300,31 @@ class _Scan:
         return True
 
 
+_WORDS = (
+    r"(?:rationale|memos|action[ _-]?plan"
+    r"|create|read|edit|execute|research|chat|invoke|conclude|prune)"
+)
+# A line some rule may change (a superset: a line it finds is then read in its place).
+_MAYBE_RE = re.compile(
+    r"^ {0,3}(?:"
+    rf"(?:#|#{{4,6}})[ \t]+[^\n]*?{_WORDS}"  # a heading at another level
+    rf"|##[ \t]+(?!(?:rationale|memos|action plan)[ \t]*\r?$)[^\n]*?{_WORDS}"
+    rf"|###[ \t]+(?![`*]*[A-Z_]+[`*]*[ \t]*\r?$)[^\n]*?{_WORDS}"  # a decorated action heading
+    r"|(?:\*\*|__)[^\n]*(?:\*\*|__)[ \t]*:?"  # a bold line or a bold key
+    r"|([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$"  # a rule
+    r"|<!--"  # a comment
+    r"|(?:`{3,}|~{3,})[ \t]*[^\W\d_][^\n]*?[ \t]\S"  # a fence with words after it
+    r")",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=64)
+def _fence_lines_re(char: str, length: int) -> re.Pattern[str]:
+    """Lines that start with a run of ``char`` at least ``length`` long."""
+    return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}", re.M)
+
+
 def _clip(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -292,6 +332,8 @@ def _clip(text: str, width: int = 40) -> str:
 def reshape(text: str) -> tuple[str, tuple[Change, ...]]:
     """``text`` with its headings, metadata lines and separators rewritten (see the
     module documentation), and the changes; ``text`` itself when nothing changed."""
+    if _MAYBE_RE.search(text) is None:
+        return text, ()  # no line any rule could change
     scan = _Scan(text)
     scan.run()
     if not scan.changes:
