@@ -21,6 +21,7 @@ BENCHMARKS = [
     ("bench_parse_memory", 9, 3),
     ("bench_preprocess", 9, 3),
     ("bench_startup", 30, 20),
+    ("bench_offline_plan", 20, 10),
     ("bench_execute", 7, 3),
     ("bench_checkpoint", 7, 3),
     ("bench_context", 31, 31),
