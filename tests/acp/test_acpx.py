@@ -81,9 +81,10 @@ def test_deny_all(acpx: tuple[list[str], dict[str, str]], project: Path) -> None
     assert result.returncode == 5, result.stdout + result.stderr
     assert not (project / "hello.py").exists()
     assert not (project / "out.txt").exists()
+    # rejected actions did not run: acpx must not show the plan as done
     assert plan_blocks(result.stdout)[-1] == [
-        "- [completed] CREATE hello.py: Make it. — rejected by the user",
-        "- [completed] EXECUTE python3 hello.py > out.txt: Run it. — rejected by the user",
+        "- [pending] CREATE hello.py: Make it.",
+        "- [pending] EXECUTE python3 hello.py > out.txt: Run it.",
     ]
     reports = list(project.glob(".teddy/*/01/report.md"))
     assert "Skipped 🟡 (rejected by the user)" in reports[0].read_text()
