@@ -235,6 +235,7 @@ def rpc(lines: list[str], cwd: Path) -> tuple[list[dict[str, Any]], str]:
     return [json.loads(line) for line in done.stdout.splitlines()], done.stderr
 
 
+@pytest.mark.hostile_peer
 def test_hostile_lines_get_answers_and_no_tracebacks(project: Path) -> None:
     init = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}'
     lines = [

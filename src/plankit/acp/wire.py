@@ -14,6 +14,11 @@ string ``sessionId``) — with one line in the log.  Replies are encoded so that
 string can be sent: one holding a lone surrogate (echoed from a peer's
 ``"\ud800"``) is written with ``\u`` escapes instead of failing unsent.
 
+With ``PLANKIT_ACP_TRACE=DIR`` in the environment, every message sent and every
+well-formed message received is also appended to ``DIR/<pid>.jsonl`` as
+``{"dir": "out"|"in", "message": …}`` (for debugging a client or an agent; the tests
+validate every traced message against the v1 schema).
+
 At the end of the input, ``on_eof`` is awaited (the agent cancels what runs), then the
 transport waits, up to ``settle`` seconds, for every request already received to be
 answered, so a turn cut short by the client's departure still writes its report
@@ -30,18 +35,41 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from plankit.jsonrpc import MAX_LINE_BYTES, check_line, encode, too_long
+from plankit.jsonrpc import MAX_LINE_BYTES, check_line, too_long
 
 log = logging.getLogger("plankit.acp")
 
 _TOO_LONG = object()
 
+TRACE_VARIABLE = "PLANKIT_ACP_TRACE"
+"""The environment variable naming a directory to trace the messages into."""
+
+
+class _Trace:
+    """Appends messages to ``$PLANKIT_ACP_TRACE/<pid>.jsonl`` when the variable is set."""
+
+    def __init__(self) -> None:
+        import os
+
+        folder = os.environ.get(TRACE_VARIABLE)
+        self.path = os.path.join(folder, f"{os.getpid()}.jsonl") if folder else None
+
+    def __call__(self, direction: str, message: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        line = json.dumps({"dir": direction, "message": message}, ensure_ascii=True)
+        with contextlib.suppress(OSError), open(self.path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
 
 def _encode(message: dict[str, Any]) -> bytes:
-    """:func:`plankit.jsonrpc.encode`, or ASCII-escaped JSON when the message holds a
-    string UTF-8 cannot carry (a lone surrogate)."""
+    r"""One message as a compact JSON line.  A string holding a lone surrogate (echoed
+    from a peer's ``"\ud800"``) is written as JSON's own ``\u`` escape, so the peer
+    reads back exactly what it sent: a request id it chose comes back unchanged and the
+    answer is matched (not as text, which would change the id)."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
     try:
-        return encode(message)
+        return text.encode()
     except UnicodeEncodeError:
         return (json.dumps(message, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
 
@@ -85,6 +113,7 @@ class LineTransport:
         self.writer = writer
         self.on_eof = on_eof
         self.screen = screen
+        self._trace = _Trace()
         self.settle = settle
         self.ended = False
         """Whether the peer closed its side."""
@@ -97,6 +126,7 @@ class LineTransport:
             self._inflight.discard(message["id"])
             if not self._inflight:
                 self._idle.set()
+        self._trace("out", message)
         self.writer.write(_encode(message))
         if self.ended:  # the peer may be gone for good: never wait on it
             with contextlib.suppress(ConnectionError, OSError):
@@ -130,6 +160,7 @@ class LineTransport:
                 if dropped is not None:
                     log.info("%s", dropped)
                     continue
+            self._trace("in", message)
             return message
 
     async def close(self) -> None:
