@@ -250,9 +250,27 @@ def test_hostile_lines_get_answers_and_no_tracebacks(project: Path) -> None:
         '"params":{"sessionId":"x\\ud800","prompt":[]}}',
     ]
     answers, stderr = rpc(lines, project)
-    by_id = {a.get("id"): a for a in answers}
+    by_id = {a["id"]: a for a in answers if "method" not in a}
     assert set(by_id) == {0, 1, "\udfff", 2}  # every request answered, none dropped
     assert by_id[1]["error"]["code"] == -32601
     assert by_id[2]["error"]["code"] == -32602
     assert "result" in by_id["\udfff"]
     assert "Traceback" not in stderr, stderr
+
+
+def test_a_prompt_holding_a_lone_surrogate_is_refused(project: Path, check: SchemaCheck) -> None:
+    from acp import RequestError
+
+    client = RecordingClient(project)
+
+    async def main() -> None:
+        async with in_process(TeddyAgent(), client, check) as (conn, _):
+            session_id = await start_session(conn, client, project)
+            plan = plan_text(create("a.txt", "x\ud800y"), title="Sur\udfffrogate")
+            with pytest.raises(RequestError) as info:
+                await conn.prompt(session_id=session_id, prompt=text(plan))
+            assert info.value.code == -32602
+            assert "surrogate" in info.value.data["details"]
+
+    asyncio.run(main())
+    assert not (project / ".teddy").exists() and not (project / "a.txt").exists()

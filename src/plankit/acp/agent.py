@@ -58,6 +58,7 @@ from plankit.acp.turn import (
     thought_update,
 )
 from plankit.errors import InputError
+from plankit.jsonrpc import surrogate_problem
 
 if TYPE_CHECKING:
     from acp.schema import (
@@ -256,6 +257,16 @@ class TeddyAgent:
                     "send the request as text"
                 }
             )
+        request = read_prompt(prompt)
+        problem = surrogate_problem(
+            {
+                "text": request.text,
+                "resources": list(request.embedded),
+                "links": list(request.links),
+            }
+        )
+        if problem is not None:  # it could be neither written to plan.md nor run
+            raise RequestError.invalid_params({"details": f"the prompt's {problem}"})
         if state.running:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session; cancel it first"}
@@ -271,7 +282,7 @@ class TeddyAgent:
                 except InputError as exc:
                     raise RequestError.invalid_request({"details": str(exc)}) from None
                 state.created = True
-            await self._prompt(state, read_prompt(prompt))
+            await self._prompt(state, request)
         finally:
             state.running = False
         if state.cancel.is_set():
