@@ -138,3 +138,13 @@ def test_numbered_section_headings_name_their_sections() -> None:
     assert section_named("2. Action Plan") == "Action Plan"
     assert section_named("1) **Rationale**:") == "Rationale"
     assert section_named("2 plans") is None
+
+
+def test_a_heading_with_a_path_is_an_action_only_when_its_metadata_gives_that_path() -> None:
+    head = "### CREATE: docs/guide.md\n- **File Path:** [{0}](/{0})\n```markdown\n# Guide\n```\n"
+    answer, _ = _plan(head.format("docs/guide.md"))
+    assert "### `CREATE`\n" in _repaired(answer)
+    other, _ = _plan(head.format("docs/other.md"))
+    text, changes = reshape(other)
+    assert "### CREATE: docs/guide.md\n" in text  # two paths: the parser says which is wrong
+    assert [c.kind for c in changes] == ["heading"]  # only # Action Plan

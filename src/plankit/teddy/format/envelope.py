@@ -13,6 +13,10 @@ parse:
     the rest of the road); none, or two different ones: the answer is left alone.  A
     Markdown answer that holds a JSON example is never read as JSON: it does not start
     with one.
+``wrapper``
+    The plan is wrapped in a tag (``<plan>`` on the line before the title, ``</plan>``
+    after the plan): the closing tag and what follows are dropped (the opening one goes
+    with the text before the title).
 ``plan``
     The answer holds two or more complete plans (a title, then an Action Plan with a
     heading after it) and the text right before the last one corrects what came
@@ -45,6 +49,7 @@ _ACTION_PLAN_RE = re.compile(r"^ {0,3}#{1,3}[ \t]+[*_`]*action[ _-]?plan\b", re.
 _ACTION_PLAN_HEADING_RE = re.compile(
     r"^ {0,3}(?:#{1,6}[ \t]+|\*\*)[*_`]*action[ _-]?plan\b", re.I | re.M
 )
+_XML_OPEN_RE = re.compile(r"^[ \t]*<([A-Za-z][\w.-]*)>[ \t]*\r?\n(?:[ \t]*\r?\n)*# ", re.M)
 _TITLE_AFTER_RE = re.compile(r"\r?\n[ \t]*\r?\n?# ")
 WRAPPERS = frozenset({"", "markdown", "md", "text", "plan"})
 MAX_PREAMBLE_LINES = 3
@@ -108,6 +113,29 @@ def from_json(body: str) -> tuple[str, Change] | None:
         line,
         f"took the plan out of {what} (the lines of the changes after this one are the plan's own)",
         "json",
+    )
+
+
+def xml_wrapper(body: str) -> tuple[str, Change] | None:
+    """An answer that wraps its plan in a tag (``<plan>`` … ``</plan>``, as a model
+    asked to answer in tags does): the answer cut before the closing tag's line, and the
+    change that says so; None when there is no such tag.  The opening tag, before the
+    title, goes with the text before the plan."""
+    opening = _XML_OPEN_RE.search(body, 0, LEAD_CHARS)
+    if opening is None:
+        return None
+    tail = body[opening.end() :]
+    ends = list(re.finditer(rf"(?m)^[ \t]*</{re.escape(opening[1])}>[ \t]*\r?$", tail))
+    if not ends:
+        return None
+    closing = ends[-1]
+    start = opening.end() + closing.start()
+    line = body.count("\n", 0, start) + 1
+    return body[:start], Change(
+        line,
+        f"dropped the closing tag </{opening[1]}> of the tag wrapped around the plan, and "
+        "what follows it",
+        "wrapper",
     )
 
 

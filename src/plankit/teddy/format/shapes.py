@@ -62,6 +62,9 @@ _META_RE = re.compile(
 _NUMBER_RE = re.compile(
     r"^(?:(?:step|action|task)[ \t]*)?\d+[ \t]*[.):-]?[ \t]*(?:[-–—:][ \t]*)?", re.IGNORECASE
 )
+_NAME_AND_PATH_RE = re.compile(
+    r"(?P<name>[^:–—(]+?)[ \t]*(?::|[ \t]-|–|—|\(|(?=[ \t]+`))[ \t]*(?P<path>[^ \t]+?)[ \t)]*"
+)
 _ACTION_WORD_RE = re.compile(r"^(?:step|action|task)[ \t]*[:\-–—][ \t]*", re.IGNORECASE)
 _QUOTES = str.maketrans({"‘": "`", "’": "`", "“": "`", "”": "`", "'": "`", '"': "`"})
 FREE = frozenset({ActionType.CHAT_WITH_USER, ActionType.INVOKE, ActionType.CONCLUDE})
@@ -268,6 +271,8 @@ class _Scan:
         if self.section != "Action Plan":
             return
         found = action_named(text)
+        if found is None and self.action not in FREE:
+            found = self.named_with_its_path(i, text)
         if found is None or not self.may_start_action(text, level):
             if level <= 3:
                 self.action = action_type_of(text)
@@ -277,6 +282,21 @@ class _Scan:
             self.meta = True
             return
         self.start_action(i, line, found)
+
+    def named_with_its_path(self, i: int, text: str) -> ActionType | None:
+        """The action a heading names followed by the path its metadata gives
+        (``### READ: src/app.py``, ``### `CREATE` — `docs/a.md```), or None."""
+        m = _NAME_AND_PATH_RE.fullmatch(text)
+        if m is None:
+            return None
+        found = action_named(m["name"])
+        path = m["path"].strip("`*_[]()<>'\" ")
+        if found is None or not path:
+            return None
+        for line in self.lines[i + 1 : i + 6]:  # the metadata list, right under it
+            if f"[{path}]" in line or f"`{path}`" in line or f"](/{path})" in line:
+                return found
+        return None
 
     def start_action(self, i: int, line: str, found: ActionType) -> None:
         self.set(i, f"### `{found}`", f"rewrote '{line.strip()}' as an action heading", "heading")
