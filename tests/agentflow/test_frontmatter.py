@@ -229,7 +229,7 @@ def test_an_id_with_unicode_space_is_not_kebab_case(tmp_path: Path) -> None:
         },
     )
     _, problems = check_dir(str(directory))
-    assert [(p.rule, Path(p.file).name) for p in problems] == [
+    assert [(p.code, Path(p.file).name) for p in problems] == [
         ("id-format", "01-a.md"),
         ("id-format", "02-b.md"),
     ]

@@ -69,7 +69,7 @@ def _run(action: Callable[[], dict[str, Any]]) -> CallToolResult:
 
 def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Problem]:
     """What is wrong with a tool call's arguments, against the tool's input schema."""
-    from plankit.agentflow.model import Problem
+    from plankit.agentflow.model import problem
 
     properties: dict[str, Any] = schema.get("properties", {})
     problems = []
@@ -77,7 +77,7 @@ def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list
     for name in arguments:
         if name not in properties:
             problems.append(
-                Problem(
+                problem(
                     "",
                     None,
                     "argument-unknown",
@@ -86,7 +86,7 @@ def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list
             )
     for name in schema.get("required", []):
         if name not in arguments:
-            problems.append(Problem("", None, "argument-missing", f"argument {name!r} is missing"))
+            problems.append(problem("", None, "argument-missing", f"argument {name!r} is missing"))
     for name, value in arguments.items():
         if name not in properties:
             continue
@@ -95,7 +95,7 @@ def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list
         if not any(_fits(kind, value) for kind in kinds):
             wanted = " or ".join("text" if k == "string" else str(k) for k in kinds)
             problems.append(
-                Problem(
+                problem(
                     "", None, "argument-invalid",
                     f"argument {name!r} must be {wanted}, not {type(value).__name__}",
                 )
