@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from plankit.agentflow.control import ControlPlane
+from tests.terminal import as_foreground_job
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +79,7 @@ class Board:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=as_foreground_job,  # Ctrl-C reaches it however the suite started
         )
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from plankit.agentflow.model import Plan, PlanDirError, Problem, Task
+from plankit.agentflow.model import Plan, PlanDirError, Problem, Task, problem
 from plankit.errors import PlankitError, diagnostics_of
 
 
@@ -34,7 +34,7 @@ class ControlError(PlankitError):
 
     def problem(self) -> Problem:
         """The error in the shape of a validation problem (no file, no line)."""
-        return Problem("", None, self.rule, self.message)
+        return problem("", None, self.rule, self.message)
 
 
 def problems_of(error: BaseException) -> list[Problem] | None:
@@ -47,11 +47,9 @@ def problems_of(error: BaseException) -> list[Problem] | None:
     if isinstance(error, ControlError):
         return [error.problem()]
     if isinstance(error, PlankitError):
-        return [
-            Problem(d.file or "", d.line or None, d.code, d.message) for d in diagnostics_of(error)
-        ]
+        return diagnostics_of(error)
     if isinstance(error, OSError):
-        return [Problem(str(error.filename or ""), None, "io-error", error.strerror or str(error))]
+        return [problem(str(error.filename or ""), None, "io-error", error.strerror or str(error))]
     return None
 
 

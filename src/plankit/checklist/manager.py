@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from plankit.checklist import restructure
+from plankit.checklist import restructure, scan
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import (
     AmbiguousStepError,
@@ -30,7 +30,7 @@ from plankit.checklist.errors import (
     WriteConflictError,
 )
 from plankit.checklist.lint import lint_plan
-from plankit.checklist.locate import analyze
+from plankit.checklist.locate import analyze, cached
 from plankit.checklist.model import Phase, PhaseInput, Plan, PlanAnalysis, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
@@ -125,7 +125,9 @@ class PlanManager:
         return describe_cell(self.store, self.cell)
 
     def _read(self, store: SheetsClient) -> tuple[str, Structure]:
-        text = store.get_cell(self.cell)
+        return self._analyzed(store.get_cell(self.cell))
+
+    def _analyzed(self, text: str) -> tuple[str, Structure]:
         if not text.strip():
             raise NoPlanError(self.cell, self.where)
         found = analyze(text)
@@ -262,7 +264,15 @@ class PlanManager:
             )
 
         def body(s: SheetsClient) -> tuple[tuple[int, int], str | None]:
-            text, found = self._read(s)
+            text = s.get_cell(self.cell)
+            quick = _phase_task(text, step)
+            if quick is not None:  # a text never seen, its task found without parsing
+                updated, line_text = set_status(text, step, status, annotation, today=self._today())
+                if updated != text:
+                    self._check_size(updated)
+                    s.set_cell(self.cell, updated)
+                return quick, line_text
+            text, found = self._analyzed(text)
             slot = found.phase_steps.get(step)
             if slot is None:
                 raise UnknownStepError(step, found.steps)
@@ -438,3 +448,19 @@ def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:
 @functools.cache
 def _starter_outline() -> tuple[str, tuple[tuple[str, str], ...]]:
     return _outline(parse_plan(STARTER_PLAN))
+
+
+def _phase_task(text: str, step: str) -> tuple[int, int] | None:
+    """(line, phase number) of task ``step`` of a phase in a text never seen, when the
+    regular-expression scan (:mod:`plankit.checklist.scan`) is sure of it: a status
+    update then changes one line without parsing the plan.  None: parse it (a text
+    already parsed, a step the scan is unsure of or finds in no phase)."""
+    if cached(text) is not None:
+        return None
+    found = scan.task_in_phase(text, step)
+    if found is None or found is scan.UNSURE:
+        return None
+    offset, phase = found
+    if phase is None:
+        return None
+    return text.count("\n", 0, offset) + 1, phase

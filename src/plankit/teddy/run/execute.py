@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from plankit.errors import Diagnostic
 from plankit.teddy.format.model import Action, Plan
 from plankit.teddy.format.render import render_plan
 from plankit.teddy.run.actions import Interrupted, Runtime, run_action
@@ -50,7 +51,6 @@ from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.run.transition import prepare_next
 from plankit.teddy.run.validate import (
-    ValidationIssue,
     Workspace,
     describe,
     turn_workspace,
@@ -160,7 +160,7 @@ def _run_one(
 
 def _validation_report(
     plan: Plan | None,
-    issues: Sequence[ValidationIssue],
+    issues: Sequence[Diagnostic],
     plan_path: str | None,
     start: _dt.datetime,
     notes: tuple[str, ...] = (),
