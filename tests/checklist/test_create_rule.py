@@ -148,6 +148,7 @@ def test_every_front_end_gives_the_same_answer(tmp_path: Path, setup: str, repla
         for other in FRONT_ENDS:
             said = how(other, "replace") in answer.error  # type: ignore[arg-type]
             assert said == (not answer.written and other == name), (name, other, answer.error)
+    assert "plankit checklist" not in answers["mcp"].error
 
 
 def test_the_refusal_names_the_plan_and_every_way_to_replace_it(tmp_path: Path) -> None:

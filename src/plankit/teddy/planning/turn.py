@@ -181,6 +181,7 @@ def _plan_locked(
         max_file_bytes=config.context_max_file_bytes,
         fetch=fetch,
         budget=config_budget(config),
+        protected_read=config.protected_read,
     )
     write_text_atomic(turn.file("input.md"), payload)
     system = read_text(turn.prompt_path).text
