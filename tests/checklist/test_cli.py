@@ -108,7 +108,7 @@ def test_create_refuses_to_replace_a_real_plan_without_force(store: str) -> None
     where = store if store.endswith(".md") else f"{store}, AGENT_BASE!C2"
     assert second.output == (
         f"plankit checklist: {where} already holds the plan 'A' (0 of 1 steps done); nothing "
-        "was written. To replace it, say so: `plankit checklist create … --force`\n"
+        "was written. To replace it, run `plankit checklist create … --force`\n"
     )
     assert (
         run(*args[:-4], "--title", "B", "--goal", "G", "--phase", "P: b", "--force").exit_code == 0
@@ -295,6 +295,6 @@ def test_a_plan_md_file_is_named_by_its_path_never_by_a_cell(tmp_path: Path) -> 
     assert shown.output == (
         f"plankit checklist: {store} does not hold a PLAN.md plan (no '# Plan:' title and no "
         "'### Phase N:' heading); it holds 'meeting notes, not a plan'. To write a plan over "
-        "it: `plankit checklist create … --force`; or clear the file, or keep the plan in "
+        "it, run `plankit checklist create … --force`; or clear the file, or keep the plan in "
         "another file (--store)\n"
     )

@@ -162,7 +162,7 @@ def test_the_refusal_names_the_plan_and_every_way_to_replace_it(tmp_path: Path) 
     # a PLAN.md file is named by its path (it has no cells), the fix in Python's words
     assert str(caught.value) == (
         f"{path} already holds the plan 'Old' (1 of 2 steps done); nothing was written. "
-        "To replace it, say so: create_plan(..., replace=True)"
+        "To replace it, call create_plan(..., replace=True)"
     )
 
 

@@ -54,7 +54,7 @@ class NotAPlanError(InputError):
         what = "the file" if file else "the cell"
         super().__init__(
             f"{where or cell} does not hold a PLAN.md plan (no '# Plan:' title and no "
-            f"'### Phase N:' heading); it holds {preview!r}. To write a plan over it: "
+            f"'### Phase N:' heading); it holds {preview!r}. To write a plan over it, "
             f"{how(front_end, 'replace')}; or clear {what}, or "
             f"{how(front_end, 'elsewhere', file=file)}",
             code="not-a-plan",
@@ -77,7 +77,7 @@ class PlanExistsError(InputError):
         self.title = title
         super().__init__(
             f"{where or cell} already holds the plan {title!r} ({done} of {total} steps "
-            f"done); nothing was written. To replace it, say so: {how(front_end, 'replace')}",
+            f"done); nothing was written. To replace it, {how(front_end, 'replace')}",
             code="plan-exists",
         )
 

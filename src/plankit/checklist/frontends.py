@@ -26,9 +26,9 @@ _FIXES: dict[str, dict[FrontEnd, str]] = {
         "mcp": "init_plan for the starter plan, or create_plan",
     },
     "replace": {
-        "python": "create_plan(..., replace=True)",
-        "cli": "`plankit checklist create … --force`",
-        "mcp": "create_plan with replace=true",
+        "python": "call create_plan(..., replace=True)",
+        "cli": "run `plankit checklist create … --force`",
+        "mcp": "call create_plan with replace=true",
     },
     "renumber": {
         "python": "renumber(), or remove_step() and add_step()",
