@@ -168,7 +168,7 @@ def register_checklist_tools(
         plan = run(lambda m: m.get_plan())
         if plan is None:
             return (
-                f"No plan yet in {where()}. Call init_plan for the starter plan, or "
+                f"No plan in {where()} yet; call init_plan for the starter plan, or "
                 "create_plan once the goal is clear."
             )
         return plan_text(plan, full=full)
