@@ -12,6 +12,7 @@ from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.model import PlanDirError
 from plankit.agentflow.records import ControlError
 from plankit.agentflow.validate import check_dir
+from tests.waiting import DEADLINE
 
 from .helpers import task, write, write_plan
 from .test_workflow import agentctl_path
@@ -53,7 +54,7 @@ def test_a_task_symlink_out_of_the_directory_is_refused_without_reading_it(
         [agentctl_path(), "plan", "validate", str(directory)],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=DEADLINE,
     )
     assert result.returncode == 1
     assert f"tasks/02-leak.md: symlink-outside is a symlink to {fifo}, outside" in result.stderr

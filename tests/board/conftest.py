@@ -13,7 +13,7 @@ import pytest
 
 from plankit.agentflow.control import ControlPlane
 from tests.terminal import as_foreground_job
-from tests.waiting import wait_until
+from tests.waiting import DEADLINE, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -92,7 +92,7 @@ class Board:
         base = self.url.split("?")[0]
         request = urllib.request.Request(base + path, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=DEADLINE) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
@@ -102,10 +102,10 @@ class Board:
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=DEADLINE)
 
 
 @pytest.fixture

@@ -323,13 +323,20 @@ class Claim:
     remaining: int
     """Tasks with work left (waiting, ready or claimed), the one just claimed included;
     0 means the work is over (every task done, failed or blocked)."""
+    reserved: tuple[tuple[str, str], ...] = ()
+    """When nothing was claimed for an agent: the ready tasks left alone because they
+    are assigned to another agent, as ``(ref, agent)``."""
 
     def to_dict(self) -> dict[str, object]:
-        """``{"task": {...} | null, "remaining": N}``."""
-        return {
+        """``{"task": {...} | null, "remaining": N}``, and ``"reserved": [{"ref",
+        "agent"}]`` when ready tasks were left to other agents."""
+        out: dict[str, object] = {
             "task": None if self.task is None else self.task.to_dict(),
             "remaining": self.remaining,
         }
+        if self.reserved:
+            out["reserved"] = [{"ref": ref, "agent": agent} for ref, agent in self.reserved]
+        return out
 
 
 def _list(value: object) -> list[Any]:

@@ -142,7 +142,8 @@ def _import_llm() -> None:
         import llm  # noqa: F401
     except ImportError:
         raise ModelError(
-            "the llm library is not installed: `pip install llm`, or plan by hand with --manual",
+            "planning with a language model needs the models extra (llm): "
+            "pip install 'plankit[models]'; or plan by hand with --manual",
             code="no-llm",
         ) from None
 
