@@ -130,3 +130,21 @@ def test_a_part_declaring_entities_is_refused(
     assert_refused(result, part, "DOCTYPE")
     assert "ParseError" not in result.stderr
     assert workbook.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "8-gib"])
+@pytest.mark.parametrize("store", ["plan.xlsx", "PLAN.md"])
+def test_a_store_that_is_a_fifo_a_device_or_huge_is_refused(
+    tmp_path: Path, store: str, kind: str
+) -> None:
+    path = tmp_path / store
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(8 * 1024**3)  # sparse
+    for command in (["show"], ["done", "1.1"]):
+        result = plankit("checklist", *command, "--store", str(path))  # never waits
+        assert_refused(result, str(path))
