@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from plankit.teddy.context.urls import cache_path
 from tests.security.helpers import TEDDY, plan, read, start_session
 
 Where = Callable[[Path, Path], Path]
@@ -31,11 +32,16 @@ PLACES: dict[str, tuple[Where, list[str]]] = {
     "journal.jsonl": (lambda root, turn: turn / "journal.jsonl", ["context"]),
     "message.md": (lambda root, turn: turn / "message.md", ["plan"]),
     "system_prompt.xml": (lambda root, turn: turn / "system_prompt.xml", ["plan", "-m", "go"]),
+    "URL cache": (
+        lambda root, turn: cache_path(turn.parent / ".cache" / "urls", URL),
+        ["context"],
+    ),
     "prompt override": (
         lambda root, turn: root / ".teddy" / "prompts" / "architect.xml",
         ["execute", "-y", "--no-replan"],
     ),
 }
+URL = "https://docs.example.com/guide"
 INVOKE = "### `INVOKE`\n- **Agent:** Architect\n\nPlease design it."
 
 
@@ -67,6 +73,8 @@ def test_a_hostile_file_ends_in_one_line(tmp_path: Path, place: str, kind: str) 
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps([the_plan] * 4))
     where, command = PLACES[place]
+    if place == "URL cache":
+        (root / ".teddy" / "global.context").write_text(URL + "\n")
     make(where(root, turn), kind)
     env = {**os.environ, "TEDDY_MODEL": "teddy-scripted", "TEDDY_SCRIPTED_RESPONSES": str(answers)}
     result = subprocess.run(
