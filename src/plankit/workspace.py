@@ -14,8 +14,8 @@ Two ways to use a root-relative path a plan names:
   another process does meanwhile can send them outside.
 
 :func:`protected_by` matches a root-relative path against glob rules (TeDDy's
-``protected_paths``), :func:`protected_links` finds the files they protect that have
-other names (hard links) in the project; :func:`is_temp_name` recognises the temporary files of an
+``protected_paths``), :func:`protected_links` finds the files they protect, to know
+them under another name (a hard link); :func:`is_temp_name` recognises the temporary files of an
 interrupted atomic write.
 """
 
@@ -249,10 +249,9 @@ def protected_by(path: str, rules: Iterable[str]) -> str | None:
 
 
 def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
-    """(device, inode) of each file under ``root`` that ``rules`` protect and that has
-    more than one name: a hard link to it elsewhere in the project is the protected file
-    under another name.  Symbolic links are not followed; unreadable directories are
-    skipped."""
+    """(device, inode) of each file under ``root`` that ``rules`` protect: a file with
+    one of these, under another name, is a hard link to a protected file.  Symbolic links
+    are not followed; unreadable directories are skipped."""
     found: set[tuple[int, int]] = set()
     if not rules:
         return found
@@ -269,7 +268,7 @@ def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
                 st = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            if stat.S_ISREG(st.st_mode):  # whatever its link count now: it may change
                 found.add((st.st_dev, st.st_ino))
     return found
 
