@@ -186,11 +186,10 @@ def test_gsheets_store_without_credentials(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_prompt_names_the_tools_and_the_cell() -> None:
     text = run("checklist", "prompt", "--cell", "Plan!D4").output
-    for tool in (
-        "init_plan", "get_plan", "get_next_task", "get_review_tasks", "create_plan",
-        "start_task", "complete_task", "block_task", "review_task", "append_note",
-    ):  # fmt: skip
-        assert f"`{tool}" in text
+    from plankit.mcp.catalog import CHECKLIST
+
+    for tool in CHECKLIST:  # the default set explained, the others named
+        assert f"`{tool.name}" in text
     assert "cell Plan!D4" in text
 
 
@@ -231,3 +230,23 @@ def test_create_with_force_replaces_text_that_is_not_a_plan(tmp_path: Path) -> N
     assert path.read_text(encoding="utf-8") == "old notes, not a plan\n"
     assert run(*args, "--phase", "P: a", "--force").exit_code == 0
     assert "# Plan: T" in path.read_text(encoding="utf-8")
+
+
+def test_commands_leave_nothing_beside_the_plan(store: str) -> None:
+    """A PLAN.md or a workbook in a folder of the user's: after every kind of write,
+    the folder holds the plan file and nothing else (no `.PLAN.md.lock`, no temporary
+    file), so `git status` shows only the plan."""
+    folder = Path(store).parent
+    (folder / "notes.txt").write_text("the user's own file\n", encoding="utf-8")
+    for args in (
+        ["init"],
+        ["start", "1.1"],
+        ["done", "1.1"],
+        ["block", "1.2", "merged headers"],
+        ["create", "--title", "T", "--goal", "G", "--phase", "P: a; b", "--force"],
+        ["answer", "1", "yes"],
+    ):
+        result = run("checklist", *args, "--store", store)
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            ["notes.txt", Path(store).name]
+        ), (args, result.output)

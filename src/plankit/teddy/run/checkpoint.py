@@ -9,7 +9,9 @@ EXECUTE commands can change anything: what they do is not checkpointed.
 
 Where the bytes are kept:
 
-- **In a git repository**, as a commit on TeDDy's own ref ``refs/teddy/<session>/<turn>``:
+- **In a git repository**, as a commit on TeDDy's own ref ``refs/teddy/<session>/<turn>``
+  (``refs/teddy/<dir>/<session>/<turn>`` for a project in directory ``<dir>`` below the
+  repository's top, its paths in the commit from that top, see :func:`checkpoint_ref`):
   HEAD's tree with those files as they were (absent ones left out), HEAD as its parent.
   It is built with plumbing commands on a temporary index (``GIT_INDEX_FILE``):
   ``read-tree``, ``hash-object -w --no-filters`` (the bytes as they are on disk),
@@ -35,6 +37,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -286,6 +289,25 @@ def _missing_dirs(root: Path, path: str) -> tuple[str, ...]:
 _REV_PARSE = ("--show-object-format", "--show-prefix")
 
 
+_REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
+    """The ref of a turn's checkpoint: ``refs/teddy/<session>/<turn>`` for a project at
+    the repository's top; for one in a subdirectory (``prefix``, as ``git rev-parse
+    --show-prefix`` gives it: ``packages/app/``), that directory comes first, so two
+    projects of one repository never share a ref.  A directory name that cannot be part
+    of a ref is replaced by a digest of the whole prefix."""
+    parts = [p for p in prefix.split("/") if p]
+    if not all(
+        _REF_PART.fullmatch(p) and ".." not in p and not p.endswith((".lock", ".")) for p in parts
+    ):
+        parts = [
+            "dir-" + hashlib.sha256(prefix.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        ]
+    return "/".join([REF_PREFIX, *parts, session, turn])
+
+
 def _git_checkpoint(
     root: Path, turn: Turn, entries: Sequence[Entry], datas: Sequence[bytes | None]
 ) -> tuple[str, str]:
@@ -306,15 +328,23 @@ def _git_checkpoint(
     if algorithm not in ("sha1", "sha256"):
         raise GitFailed(f"unknown object format {algorithm!r}")
     present = [(e, d) for e, d in zip(entries, datas, strict=True) if d is not None]
-    ref = f"{REF_PREFIX}/{turn.session.name}/{turn.name}"
+    ref = checkpoint_ref(prefix, turn.session.name, turn.name)
     with tempfile.TemporaryDirectory(prefix="teddy-checkpoint-") as tmp:
         env = git_env(Path(tmp) / "index")
         if head_id is not None:
             git(root, "read-tree", head_id, env=env)
         if present:
-            paths = "".join(e.path + "\n" for e, _ in present).encode("utf-8", "surrogateescape")
+            # hash-object reads the paths from the repository's top, not from the project
+            paths = "".join(f"{prefix}{e.path}\n" for e, _ in present)
+            paths_bytes = paths.encode("utf-8", "surrogateescape")
             ids = git(
-                root, "hash-object", "-w", "--no-filters", "--stdin-paths", env=env, data=paths
+                root,
+                "hash-object",
+                "-w",
+                "--no-filters",
+                "--stdin-paths",
+                env=env,
+                data=paths_bytes,
             )
             blob_ids = ids.decode().split()
             if len(blob_ids) != len(present):
