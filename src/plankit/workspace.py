@@ -25,7 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -408,11 +408,14 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
         write_bytes_atomic(name, data, dir_fd=dir_fd, exclusive=exclusive)
 
 
-def read_inside(root: Path, path: str) -> bytes:
+def read_inside(
+    root: Path, path: str, *, check: Callable[[os.stat_result], None] | None = None
+) -> bytes:
     """The bytes of root-relative ``path``, reached like :func:`write_inside` reaches it
     (no symbolic link followed: :class:`PathRefused`); a directory, a FIFO or a device
     raise :class:`OSError` instead of being read (or blocking); a missing file raises
-    :class:`FileNotFoundError`."""
+    :class:`FileNotFoundError`.  ``check`` is given the file opened, before and after
+    the read (it raises to refuse it: a protected file under another name)."""
     names = _names(root, path)
     if not HAVE_DIR_FD:
         return resolve(root, path).read_bytes()
@@ -426,12 +429,16 @@ def read_inside(root: Path, path: str) -> bytes:
                 raise _symlink_refusal(path, path) from None
             raise
         with os.fdopen(fd, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
+            before = os.fstat(handle.fileno())
+            if stat.S_ISDIR(before.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(before.st_mode):
                 raise OSError(errno.EINVAL, "is not a regular file")
-            return handle.read()
+            data = handle.read()
+            if check is not None:
+                check(before)
+                check(os.fstat(handle.fileno()))
+            return data
 
 
 def _write_by_name(root: Path, path: str, data: bytes, *, exclusive: bool) -> None:

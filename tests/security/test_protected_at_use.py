@@ -224,3 +224,35 @@ def _build_as_user_did_not_name(project: Path) -> str:
     (turn / "turn.context").write_text((project / ".teddy" / "global.context").read_text())
     (project / ".teddy" / "global.context").write_text("")
     return build_payload(project, None, turn)
+
+
+def test_an_edit_whose_file_becomes_a_hard_link_to_git_config_is_refused_when_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the race made deterministic: notes.txt is a plain file when the EDIT's path is
+    # checked, and a hard link to .git/config when the EDIT reads it; a FIND that matches
+    # nowhere would show the closest lines of the file (the secret) in the report
+    import io
+
+    from plankit.teddy.format.model import Edit, EditPair
+    from plankit.teddy.review.console import ShowOnly
+    from plankit.teddy.run import actions
+    from plankit.teddy.run.actions import Runtime, run_action
+    from plankit.teddy.session.config import load_config
+
+    from plankit import workspace
+
+    real_read_inside = workspace.read_inside
+
+    def swap_then_read(root: Path, path: str, **kwargs: object) -> bytes:
+        (project / "notes.txt").unlink()
+        os.link(project / ".git" / "config", project / "notes.txt")
+        return real_read_inside(root, path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(actions, "read_inside", swap_then_read)
+    rt = Runtime(project, load_config(project), ShowOnly(io.StringIO()))
+    result = run_action(Edit("notes.txt", (EditPair("url = https://x", "url = y"),)), rt)
+    assert result.success is False
+    shown = " ".join(result.notes) + result.details
+    assert "s3cr3t" not in shown
+    assert "hard link to a protected file" in shown
