@@ -234,13 +234,12 @@ def test_an_edit_whose_file_becomes_a_hard_link_to_git_config_is_refused_when_re
     # nowhere would show the closest lines of the file (the secret) in the report
     import io
 
+    from plankit import workspace
     from plankit.teddy.format.model import Edit, EditPair
     from plankit.teddy.review.console import ShowOnly
     from plankit.teddy.run import actions
     from plankit.teddy.run.actions import Runtime, run_action
     from plankit.teddy.session.config import load_config
-
-    from plankit import workspace
 
     real_read_inside = workspace.read_inside
 
