@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from plankit import workspace
 from plankit.teddy.context.payload import build_payload
 from tests.security.helpers import edit, plan, read, start_session, teddy
 
@@ -234,7 +235,6 @@ def test_an_edit_whose_file_becomes_a_hard_link_to_git_config_is_refused_when_re
     # nowhere would show the closest lines of the file (the secret) in the report
     import io
 
-    from plankit import workspace
     from plankit.teddy.format.model import Edit, EditPair
     from plankit.teddy.review.console import ShowOnly
     from plankit.teddy.run import actions
