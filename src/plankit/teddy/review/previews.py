@@ -32,6 +32,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from plankit.errors import PlankitError
 from plankit.markdown.fences import fenced
 from plankit.teddy.format.model import (
     Action,
@@ -76,7 +77,7 @@ def preview_kind(action: Action) -> PreviewKind:
     return PreviewKind.SIMPLE
 
 
-class PreviewError(Exception):
+class PreviewError(PlankitError):
     """The user's change cannot become an action; ``str()`` says why and what to do."""
 
 
