@@ -417,28 +417,34 @@ def read_inside(
     :class:`FileNotFoundError`.  ``check`` is given the file opened, before and after
     the read (it raises to refuse it: a protected file under another name)."""
     names = _names(root, path)
-    if not HAVE_DIR_FD:
-        return resolve(root, path).read_bytes()
+    flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+    if not HAVE_DIR_FD:  # checked, then opened by name
+        return _read_open(os.open(resolve(root, path), flags & ~_O_NOFOLLOW), check)
     name = names[-1]
     with _held_directory(root, names, path, create=False) as dir_fd:
-        flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
         try:
             fd = os.open(name, flags, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _symlink_refusal(path, path) from None
             raise
-        with os.fdopen(fd, "rb") as handle:
-            before = os.fstat(handle.fileno())
-            if stat.S_ISDIR(before.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
-            if not stat.S_ISREG(before.st_mode):
-                raise OSError(errno.EINVAL, "is not a regular file")
-            data = handle.read()
-            if check is not None:
-                check(before)
-                check(os.fstat(handle.fileno()))
-            return data
+        return _read_open(fd, check)
+
+
+def _read_open(fd: int, check: Callable[[os.stat_result], None] | None) -> bytes:
+    """Read the regular file open as ``fd`` (closed after), ``check`` given it before and
+    after the read."""
+    with os.fdopen(fd, "rb") as handle:
+        before = os.fstat(handle.fileno())
+        if stat.S_ISDIR(before.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
+        if not stat.S_ISREG(before.st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file")
+        data = handle.read()
+        if check is not None:
+            check(before)
+            check(os.fstat(handle.fileno()))
+        return data
 
 
 def _write_by_name(root: Path, path: str, data: bytes, *, exclusive: bool) -> None:

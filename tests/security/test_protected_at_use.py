@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from plankit import workspace
 from plankit.teddy.context.payload import build_payload
 from tests.security.helpers import edit, plan, read, start_session, teddy
 
