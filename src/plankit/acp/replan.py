@@ -38,7 +38,7 @@ def replan_in_acp(
     The message that ends the prompt, or None when there is no planner to use (the
     caller then ends with the errors)."""
     from plankit.acp.entries import plan_update, teddy_entries
-    from plankit.acp.turn import message_update
+    from plankit.acp.updates import message_update
     from plankit.errors import InputError
     from plankit.teddy.planning.replan import correct_failed_plan
 
