@@ -263,6 +263,7 @@ class TeddyAgent:
         if self.gone.is_set():
             state.cancel.set()
         try:
+            await self._settle_planning(state)
             if not state.created:
                 try:
                     await asyncio.to_thread(create_session_of, state)
@@ -296,16 +297,48 @@ class TeddyAgent:
         if found is None and planner is None:
             planner = await self._model_planner(state)
         if found is None and planner is not None:
-            try:
-                text = await asyncio.to_thread(plan_with, planner, request.text, state)
-            except Exception as exc:  # a planner's failure is the user's to see
-                await self._say(state, f"The planner failed: {exc}")
+            text = await self._plan(state, planner, request.text)
+            if text is None:
                 return
             found = FoundPlan(text, None, "the planner")
         if found is None:
             await self._say(state, NO_PLAN)
             return
         await self._execute(state, found)
+
+    async def _plan(self, state: SessionState, planner: Planner, request: str) -> str | None:
+        """The planner's plan for ``request``; None when it failed (the user is told)
+        or ``session/cancel`` came first.  A cancelled planning is abandoned, not
+        waited for: a streaming model stops at its next piece, and the session's next
+        prompt waits for that (:meth:`_settle_planning`)."""
+        from plankit.acp.runners import first
+
+        assert state.cancel is not None
+        work = asyncio.ensure_future(asyncio.to_thread(plan_with, planner, request, state))
+        work.add_done_callback(_retrieve)
+        state.planning = work
+        _, cancelled = await first(work, state.cancel)
+        if cancelled:
+            log.info("cancel %s: the planning is abandoned", state.session_id)
+            await self._say(state, "\n\nPlanning cancelled: no plan was saved or run.")
+            return None
+        try:
+            return work.result()
+        except Exception as exc:  # a planner's failure is the user's to see
+            if state.cancel.is_set():
+                return None
+            await self._say(state, f"The planner failed: {exc}")
+            return None
+
+    async def _settle_planning(self, state: SessionState) -> None:
+        """Wait for a planning an earlier cancel abandoned (it holds the session's
+        lock until its model's next piece), unless this prompt is cancelled too."""
+        from plankit.acp.runners import first
+
+        planning = state.planning
+        if planning is not None and not planning.done():
+            assert state.cancel is not None
+            await first(planning, state.cancel)
 
     async def _model_planner(self, state: SessionState) -> Planner | None:
         """The model planner of the session's project, streaming the model's answer to
@@ -326,7 +359,7 @@ class TeddyAgent:
         def show(chunk: str) -> None:
             send_from_thread(self.conn, self.gone, state.session_id, loop, message_update(chunk))
 
-        return StreamingPlanner(self.model, show)
+        return StreamingPlanner(self.model, show, state.cancel)
 
     async def _plan_text(self, state: SessionState, found: FoundPlan) -> str | None:
         if found.text is not None:
@@ -399,3 +432,10 @@ class TeddyAgent:
         for state in self.sessions.values():
             if state.cancel is not None:
                 state.cancel.set()
+
+
+def _retrieve(work: asyncio.Future[str]) -> None:
+    """Read an abandoned planning's outcome, so that its failure is not reported as
+    never retrieved."""
+    if not work.cancelled():
+        work.exception()

@@ -75,6 +75,9 @@ class SessionState:
     """Whether a prompt is running."""
     created: bool = False
     """Whether the TeDDy session exists on disk (its first prompt creates it)."""
+    planning: asyncio.Future[str] | None = None
+    """The latest planning of a plain request (an abandoned one ends in the
+    background)."""
 
 
 @dataclass(frozen=True, slots=True)
