@@ -38,7 +38,8 @@ from typing import IO, Any, Literal, TypeAlias, TypeVar, cast
 
 from plankit.acp.asking import option_name
 from plankit.acp.display import View
-from plankit.acp.host import Files, TerminalMethods, Terminals
+from plankit.acp.host import Files, Terminals
+from plankit.acp.host import TerminalMethods as TerminalMethods  # also imported from here
 
 Policy: TypeAlias = Literal["ask", "approve", "deny"]
 T = TypeVar("T")
