@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 from tests.acp.kit import (
+    PLANKIT,
     ROOT,
     TEDDY,
     RecordingClient,
@@ -23,7 +27,7 @@ from tests.acp.kit import (
     start_session,
     subprocess_agent,
 )
-from tests.waiting import until
+from tests.waiting import until, wait_until
 
 SLOW = "0.2"
 """Seconds between two pieces of the model's answer."""
@@ -124,3 +128,37 @@ def test_cancel_while_the_model_re_plans_stops_it_and_runs_nothing(
     assert (project / "app.py").read_text() == "x = 1\n"
     statuses = [e["status"] for update in client.of_kind("plan") for e in update["entries"]]
     assert statuses and "completed" not in statuses
+
+
+def test_ctrl_c_in_plankit_acp_run_while_the_model_writes_exits_130(
+    tmp_path: Path, project: Path
+) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(["Let me think.\n" + "thinking " * 14_000]))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TEDDY_SCRIPTED_RESPONSES": str(answers),
+        "TEDDY_SCRIPTED_CHUNK_DELAY": SLOW,
+    }
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        client = subprocess.Popen(
+            [*PLANKIT, "acp", "run", "--approve-all", "--", *TEDDY, "acp", "--model",
+             "teddy-scripted", "say hello"],
+            cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )  # fmt: skip
+        try:
+            wait_until(lambda: "thinking" in out.read_text(), "the model's answer to show")
+            os.killpg(client.pid, signal.SIGINT)  # a terminal's Ctrl-C
+            code = client.wait(timeout=60)
+        finally:
+            if client.poll() is None:
+                os.killpg(client.pid, signal.SIGKILL)
+                client.wait()
+    shown = out.read_text()
+    assert code == 130, shown
+    assert "Planning cancelled: no plan was saved or run." in shown
+    assert "[done] cancelled" in shown
+    assert shown.count("thinking") < 7_000
