@@ -1,8 +1,9 @@
 """A scripted language model, so that a whole TeDDy session can run offline in tests.
 
-It is an llm plugin: llm knows it as the model ``teddy-scripted`` (plankit declares the
-plugin as an entry point in the ``llm`` group, and :mod:`plankit.teddy.planning.models`
-registers it too when that metadata is missing).  It answers each request with the
+It is an llm plugin that is not installed as one, so that it never appears in a user's
+``llm models``: teddy registers it in its own process when the model asked for is
+``teddy-scripted`` (:func:`plankit.teddy.planning.models.register_scripted_model`, which
+a program of one's own may call too).  It answers each request with the
 next prepared response, in order:
 
 - in Python, :func:`script` sets the responses for the running process; a response
@@ -13,8 +14,9 @@ next prepared response, in order:
   ``"status": 503`` for an HTTP status) or a directory whose files, in name order, are
   the answers.  The position of the next response is kept in ``PATH.position``, so
   consecutive ``teddy`` commands go on where the last one stopped; delete that file to
-  start again.  ``TEDDY_SCRIPTED_CHUNK_DELAY=SECONDS`` makes ``teddy``'s a slow model (a wait
-  before each streamed chunk but the first), for tests of what happens while it writes.
+  start again.  ``TEDDY_SCRIPTED_CHUNK_DELAY=SECONDS`` slows the answers ``teddy``
+  streams (a wait before each chunk but the first), for tests of what happens while a
+  model is still writing.
 
 Every request is remembered (:func:`received`), and appended as one JSON line
 (``{"model", "system", "prompt"}``) to ``TEDDY_SCRIPTED_LOG`` when that is set.
