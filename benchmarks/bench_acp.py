@@ -8,7 +8,7 @@
    and ``python -c pass``, to say how much is the SDK's own import (``import acp`` −
    bare interpreter).
 2. **Plan updates.** An agent subprocess (the SDK's ``AgentSideConnection``, sending
-   through the same :func:`plankit.acp.turn.send_update` as ``teddy acp``) answers one
+   through the same :func:`plankit.acp.updates.send_update` as ``teddy acp``) answers one
    prompt with N ``plan`` updates of 100 entries; the SDK client here counts them,
    validated into models, until the prompt's answer.  Target ≥ 500 updates/s, reported
    as 500 ÷ the rate (≤ 1).  Baseline in the same rounds: the same updates as plain
@@ -43,7 +43,7 @@ import asyncio, sys
 import acp
 from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
 from plankit.acp.entries import Entry, plan_update
-from plankit.acp.turn import send_update
+from plankit.acp.updates import send_update
 
 N, SIZE = int(sys.argv[1]), int(sys.argv[2])
 

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from plankit.acp.client import TerminalMethods
+from plankit.acp.host import TerminalMethods
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "tests" / "data" / "acp" / "schema" / "v1" / "schema.json"

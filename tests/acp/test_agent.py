@@ -412,7 +412,7 @@ def test_a_second_prompt_while_one_runs_is_refused(project: Path, check: SchemaC
 def test_every_update_we_send_is_a_valid_sdk_model(project: Path, check: SchemaCheck) -> None:
     """The agent sends its updates as JSON straight to the SDK's connection; they must
     also be what the SDK's own models accept (and give back unchanged)."""
-    from plankit.acp.turn import update_model
+    from plankit.acp.updates import update_model
 
     client = RecordingClient(project, ["reject-once"])
     run_turns(project, check, client, plan_text(create("a.txt", "a"), execute("true"), chat("ok?")))

@@ -39,6 +39,9 @@ def test_a_plan_that_fails_validation_is_re_planned_and_the_corrected_one_runs(
     out = done.stdout
     assert "The plan failed validation: re-planning with teddy-scripted, at most 3" in out
     assert "Attempt 1 (turn 02): “Say hello”; validating it." in out
+    # the corrected answer streamed as it came, between the announcement and the attempt
+    streamed = out.index("Here it is:")
+    assert out.index("re-planning with") < streamed < out.index("Attempt 1 (turn 02)")
     assert "Re-planned in turn 02 after 1 attempt. Completed 🟢" in out
     assert "[plan] Say hello 1/1 done" in out
     assert (project / "hello.txt").read_text() == "hi\n"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from plankit.acp.contract import Planner, client_caps, initialize_result
@@ -36,7 +35,6 @@ from plankit.acp.prompt import (
     refused_blocks,
 )
 from plankit.acp.sessions import (
-    Silent,
     create_session_of,
     known_roots,
     last_report,
@@ -46,17 +44,10 @@ from plankit.acp.sessions import (
     plan_with,
     project_root,
     session_folder,
-    summary,
     write_context,
 )
-from plankit.acp.turn import (
-    ClientCaps,
-    SessionState,
-    TurnRun,
-    message_update,
-    send_update,
-    thought_update,
-)
+from plankit.acp.turn import ClientCaps, SessionState
+from plankit.acp.updates import message_update, send_update
 from plankit.errors import InputError
 from plankit.jsonrpc import surrogate_problem
 
@@ -68,10 +59,6 @@ if TYPE_CHECKING:
         NewSessionResponse,
         PromptResponse,
     )
-
-    from plankit.teddy.run.outcome import Outcome
-    from plankit.teddy.session.config import Config
-    from plankit.teddy.session.layout import Turn
 
 log = logging.getLogger("plankit.acp")
 
@@ -276,6 +263,7 @@ class TeddyAgent:
         if self.gone.is_set():
             state.cancel.set()
         try:
+            await self._settle_planning(state)
             if not state.created:
                 try:
                     await asyncio.to_thread(create_session_of, state)
@@ -309,16 +297,48 @@ class TeddyAgent:
         if found is None and planner is None:
             planner = await self._model_planner(state)
         if found is None and planner is not None:
-            try:
-                text = await asyncio.to_thread(plan_with, planner, request.text, state)
-            except Exception as exc:  # a planner's failure is the user's to see
-                await self._say(state, f"The planner failed: {exc}")
+            text = await self._plan(state, planner, request.text)
+            if text is None:
                 return
             found = FoundPlan(text, None, "the planner")
         if found is None:
             await self._say(state, NO_PLAN)
             return
         await self._execute(state, found)
+
+    async def _plan(self, state: SessionState, planner: Planner, request: str) -> str | None:
+        """The planner's plan for ``request``; None when it failed (the user is told)
+        or ``session/cancel`` came first.  A cancelled planning is abandoned, not
+        waited for: a streaming model stops at its next piece, and the session's next
+        prompt waits for that (:meth:`_settle_planning`)."""
+        from plankit.acp.runners import first
+
+        assert state.cancel is not None
+        work = asyncio.ensure_future(asyncio.to_thread(plan_with, planner, request, state))
+        work.add_done_callback(_retrieve)
+        state.planning = work
+        _, cancelled = await first(work, state.cancel)
+        if cancelled:
+            log.info("cancel %s: the planning is abandoned", state.session_id)
+            await self._say(state, "\n\nPlanning cancelled: no plan was saved or run.")
+            return None
+        try:
+            return work.result()
+        except Exception as exc:  # a planner's failure is the user's to see
+            if state.cancel.is_set():
+                return None
+            await self._say(state, f"The planner failed: {exc}")
+            return None
+
+    async def _settle_planning(self, state: SessionState) -> None:
+        """Wait for a planning an earlier cancel abandoned (it holds the session's
+        lock until its model's next piece), unless this prompt is cancelled too."""
+        from plankit.acp.runners import first
+
+        planning = state.planning
+        if planning is not None and not planning.done():
+            assert state.cancel is not None
+            await first(planning, state.cancel)
 
     async def _model_planner(self, state: SessionState) -> Planner | None:
         """The model planner of the session's project, streaming the model's answer to
@@ -332,10 +352,14 @@ class TeddyAgent:
             return None
         if model is None:
             return None
+        from plankit.acp.execution import send_from_thread
+
         loop = asyncio.get_running_loop()
-        return StreamingPlanner(
-            self.model, lambda chunk: self._send(state, loop, message_update(chunk))
-        )
+
+        def show(chunk: str) -> None:
+            send_from_thread(self.conn, self.gone, state.session_id, loop, message_update(chunk))
+
+        return StreamingPlanner(self.model, show, state.cancel)
 
     async def _plan_text(self, state: SessionState, found: FoundPlan) -> str | None:
         if found.text is not None:
@@ -353,117 +377,15 @@ class TeddyAgent:
         text = await self._plan_text(state, found)
         if text is None:
             return
+        from plankit.acp.execution import TurnExecution
+
         loop = asyncio.get_running_loop()
+        execution = TurnExecution(self.conn, self.caps, self.gone, self.model, state, loop)
         try:
-            message = await asyncio.to_thread(self._run_turn, state, text, loop)
+            message = await asyncio.to_thread(execution.run, text)
         except InputError as exc:
             message = f"The turn could not run: {exc}"
         await self._say(state, message)
-
-    def _run_turn(self, state: SessionState, text: str, loop: asyncio.AbstractEventLoop) -> str:
-        """Write the plan into the current turn and execute it; after a validation
-        failure, re-plan as ``teddy execute`` does and run the corrected plan (worker
-        thread)."""
-        from plankit.teddy.format.answer import answer_to_plan, repairs_note
-        from plankit.teddy.session.config import load_config
-        from plankit.teddy.session.layout import find_session
-        from plankit.textio import write_text_atomic
-
-        config = load_config(state.root)
-        turn = find_session(state.root, state.session_id).latest()
-        made = answer_to_plan(text)  # as teddy plan makes a model's answer a plan
-        if made.problems:
-            return repairs_note("The plan reads two ways, so nothing ran", made.problems)
-        text = made.text
-        write_text_atomic(turn.plan_path, text if text.endswith("\n") else text + "\n")
-        outcome, run = self._execute_turn(state, turn, config, loop)
-        cancelled = state.cancel is not None and state.cancel.is_set()
-        if outcome.validation and outcome.next_turn is not None and not cancelled:
-            from plankit.acp.replan import replan_in_acp
-
-            def run_turn(target: Turn) -> str:
-                done, shown = self._execute_turn(state, target, config, loop)
-                return summary(done, shown, target.rel("report.md"))
-
-            ended = replan_in_acp(
-                turn,
-                outcome,
-                config,
-                model=self.model,
-                send=lambda update: self._send(state, loop, update),
-                execute=run_turn,
-                cancel=state.cancel,
-            )
-            if ended is not None:
-                return ended
-        told = summary(outcome, run, turn.rel("report.md"))
-        if made.changes:
-            told = repairs_note("The plan was repaired before it ran", made.changes) + "\n\n" + told
-        return told
-
-    def _send(
-        self, state: SessionState, loop: asyncio.AbstractEventLoop, update: Mapping[str, Any]
-    ) -> None:
-        """Send one ``session/update`` from a worker thread (nothing once the client is
-        gone; a failed send is logged)."""
-        if self.gone.is_set():
-            return
-        try:
-            coro = send_update(self.conn, state.session_id, update)
-            asyncio.run_coroutine_threadsafe(coro, loop).result()
-        except (ConnectionError, OSError) as exc:
-            log.warning("an update could not be sent: %s", exc)
-
-    def _execute_turn(
-        self, state: SessionState, turn: Turn, config: Config, loop: asyncio.AbstractEventLoop
-    ) -> tuple[Outcome, TurnRun | None]:
-        """Execute the plan.md of ``turn``, its actions shown as tool calls (worker thread)."""
-        from plankit.errors import PlanError
-        from plankit.teddy.format.parse import parse_plan
-        from plankit.teddy.run.actions import Runtime
-        from plankit.teddy.run.approval import AutoApprover
-        from plankit.teddy.run.execute import execute_turn
-
-        text = turn.plan_path.read_text(encoding="utf-8", errors="replace")
-        try:
-            plan = parse_plan(text)
-        except PlanError:
-            plan = None
-        run: TurnRun | None = None
-        if plan is not None:
-            run = TurnRun(
-                conn=self.conn,
-                loop=loop,
-                state=state,
-                plan=plan,
-                caps=self.caps,
-                label=f"turn-{turn.name}",
-                gone=self.gone,
-            )
-            if plan.rationale.strip():
-                run.send(thought_update(plan.rationale.strip()))
-            run.send_plan()
-            runtime = Runtime(
-                state.root,
-                config,
-                run,
-                files=run.files,
-                run=run.runner,
-                progress=run,
-                permit=run.permit,
-            )
-        else:
-            runtime = None
-        outcome = execute_turn(
-            turn,
-            approver=AutoApprover(),
-            chat=run if run is not None else Silent(),
-            config=config,
-            runtime=runtime,
-        )
-        if run is not None:
-            run.finish_unrun("the plan did not pass validation")
-        return outcome, run
 
     # --- slash commands ----------------------------------------------------------------
 
@@ -510,3 +432,10 @@ class TeddyAgent:
         for state in self.sessions.values():
             if state.cancel is not None:
                 state.cancel.set()
+
+
+def _retrieve(work: asyncio.Future[str]) -> None:
+    """Read an abandoned planning's outcome, so that its failure is not reported as
+    never retrieved."""
+    if not work.cancelled():
+        work.exception()

@@ -39,6 +39,7 @@ from typing import IO, Any, Literal, TypeAlias, TypeVar, cast
 from plankit.acp.asking import option_name
 from plankit.acp.display import View
 from plankit.acp.host import Files, Terminals
+from plankit.acp.host import TerminalMethods as TerminalMethods  # also imported from here
 
 Policy: TypeAlias = Literal["ask", "approve", "deny"]
 T = TypeVar("T")
@@ -66,52 +67,6 @@ def pick(options: list[dict[str, Any]], allow: bool) -> str | None:
             if option.get("kind") == kind:
                 return str(option["optionId"])
     return None
-
-
-class TerminalMethods:
-    """The client side of ACP's ``terminal/*`` methods, served by a
-    :class:`~plankit.acp.host.Terminals` in ``self.terminals`` (shared by every client
-    that offers terminals: ``plankit acp run`` and the tests' recording client)."""
-
-    __slots__ = ()
-    terminals: Terminals
-
-    async def create_terminal(
-        self,
-        session_id: str,
-        command: str,
-        args: list[str] | None = None,
-        env: list[Any] | None = None,
-        cwd: str | None = None,
-        output_byte_limit: int | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        from acp.schema import CreateTerminalResponse
-
-        terminal_id = await self.terminals.create(command, args, env, cwd, output_byte_limit)
-        return CreateTerminalResponse(terminal_id=terminal_id)
-
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import TerminalOutputResponse
-
-        return TerminalOutputResponse.model_validate(await self.terminals.output(terminal_id))
-
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import WaitForTerminalExitResponse
-
-        return WaitForTerminalExitResponse.model_validate(await self.terminals.wait(terminal_id))
-
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import KillTerminalResponse
-
-        await self.terminals.kill(terminal_id)
-        return KillTerminalResponse()
-
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp.schema import ReleaseTerminalResponse
-
-        await self.terminals.release(terminal_id)
-        return ReleaseTerminalResponse()
 
 
 def _not_offered(method: str, flag: str) -> Exception:

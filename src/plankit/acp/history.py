@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from plankit.acp.entries import plan_update, teddy_entries
-from plankit.acp.turn import message_update, thought_update, user_update
+from plankit.acp.updates import message_update, thought_update, user_update
 
 MAX_FILE = 2_000_000
 """A file of a turn larger than this is not replayed (no plan or report is that big)."""

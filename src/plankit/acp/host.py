@@ -14,6 +14,8 @@ or the client ends, the command and everything it started (``cmd &``, ``setsid``
 ``nohup``, double forks) are stopped, SIGTERM then SIGKILL.  Their output (stdout and
 stderr merged) is kept up to ``outputByteLimit`` bytes (at most 16 MiB), cut from the
 beginning on a character boundary.
+:class:`TerminalMethods` serves ACP's ``terminal/*`` requests from them, for any
+client class that mixes it in.
 """
 
 from __future__ import annotations
@@ -290,3 +292,49 @@ class Terminals:
             *(self.release(terminal_id) for terminal_id in list(self._terminals)),
             return_exceptions=True,
         )
+
+
+class TerminalMethods:
+    """The client side of ACP's ``terminal/*`` methods, served by a
+    :class:`~plankit.acp.host.Terminals` in ``self.terminals`` (shared by every client
+    that offers terminals: ``plankit acp run`` and the tests' recording client)."""
+
+    __slots__ = ()
+    terminals: Terminals
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        from acp.schema import CreateTerminalResponse
+
+        terminal_id = await self.terminals.create(command, args, env, cwd, output_byte_limit)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import TerminalOutputResponse
+
+        return TerminalOutputResponse.model_validate(await self.terminals.output(terminal_id))
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import WaitForTerminalExitResponse
+
+        return WaitForTerminalExitResponse.model_validate(await self.terminals.wait(terminal_id))
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import KillTerminalResponse
+
+        await self.terminals.kill(terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp.schema import ReleaseTerminalResponse
+
+        await self.terminals.release(terminal_id)
+        return ReleaseTerminalResponse()

@@ -8,18 +8,53 @@ launched in).  No model: the client is told what TeDDy needs.
 The turn is planned like ``teddy plan -m TEXT`` (:func:`plankit.teddy.planning.turn.plan_turn`:
 context payload, unwrapping, the fence sanitizer, ``plan.md`` saved), and the model's
 answer is handed to ``on_chunk`` piece by piece as it arrives, so the client sees it
-stream instead of waiting in silence.  Never manual mode: under ACP, stdin is the
-protocol.
+stream instead of waiting in silence (:func:`streamed` does the same for the
+re-plan loop's model).  Never manual mode: under ACP, stdin is the protocol.
+
+``session/cancel`` stops a model that is still writing: the next piece of its answer
+raises :class:`PlanningStopped` in the worker thread, which abandons the streamed call
+(nothing is saved); the agent does not wait for that piece to end the prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from plankit.teddy.planning.models import Planner as ModelLike
     from plankit.teddy.session.layout import Turn
+
+
+class Stop(Protocol):
+    """What tells planning to stop: an ``asyncio.Event`` or a ``threading.Event``."""
+
+    def is_set(self) -> bool: ...
+
+
+class PlanningStopped(Exception):
+    """``session/cancel`` arrived while the model was writing its answer."""
+
+
+def streamed(
+    planner: ModelLike, on_chunk: Callable[[str], None], stop: Stop | None = None
+) -> ModelLike:
+    """``planner``, its answer handed to ``on_chunk`` as it comes when it is a model
+    (a manual planner is left as it is); with ``stop`` set, the next piece raises
+    :class:`PlanningStopped` instead."""
+    from plankit.teddy.planning.models import ModelPlanner
+
+    if not isinstance(planner, ModelPlanner):
+        return planner
+
+    def each(chunk: str) -> None:
+        if stop is not None and stop.is_set():
+            raise PlanningStopped("cancelled while the model was writing")
+        on_chunk(chunk)
+
+    planner.on_chunk = each
+    return planner
 
 
 def session_model(root: Path, model: str | None) -> str | None:
@@ -34,12 +69,15 @@ def session_model(root: Path, model: str | None) -> str | None:
 class StreamingPlanner:
     """``(request text, turn) → plan Markdown`` with a model, streaming its answer."""
 
-    def __init__(self, model: str | None, on_chunk: Callable[[str], None]) -> None:
+    def __init__(
+        self, model: str | None, on_chunk: Callable[[str], None], stop: Stop | None = None
+    ) -> None:
         self.model = model
         self.on_chunk = on_chunk
+        self.stop = stop
+        """Set by ``session/cancel``: the model's next piece stops the planning."""
 
     def __call__(self, text: str, turn: Turn) -> str:
-        from plankit.teddy.planning.models import ModelPlanner
         from plankit.teddy.planning.turn import PlanningError, choose_planner, plan_turn
         from plankit.teddy.session.config import load_config
 
@@ -53,7 +91,7 @@ class StreamingPlanner:
                 "`model:` in .teddy/config.yaml (or send a TeDDy plan instead)",
                 code="no-model",
             )
-        if isinstance(planner, ModelPlanner):
-            planner.on_chunk = self.on_chunk
-        planned = plan_turn(turn, text, planner, config, replace_plan=True)
+        planned = plan_turn(
+            turn, text, streamed(planner, self.on_chunk, self.stop), config, replace_plan=True
+        )
         return planned.plan_path.read_text(encoding="utf-8")

@@ -4,7 +4,9 @@ When a prompt's plan fails validation, :func:`replan_in_acp` runs
 :func:`plankit.teddy.planning.replan.correct_failed_plan` (the model named by
 ``teddy acp --model``, ``TEDDY_MODEL`` or config.yaml, else the one that wrote the
 plan; at most ``replan.max_attempts`` plans).  Each attempt is shown to the client as
-it comes: a message, and the new plan as a ``plan`` update.  A corrected plan that
+it comes: the model's answer streamed as message chunks (as the first plan's is), a
+message, and the new plan as a ``plan`` update.  ``session/cancel`` stops a model
+still writing (:func:`plankit.acp.planning.streamed`).  A corrected plan that
 passes validation is then executed like any prompt's plan, its actions as tool calls;
 when the attempts run out, the turn ends with the last errors.
 """
@@ -38,9 +40,10 @@ def replan_in_acp(
     The message that ends the prompt, or None when there is no planner to use (the
     caller then ends with the errors)."""
     from plankit.acp.entries import plan_update, teddy_entries
-    from plankit.acp.turn import message_update
+    from plankit.acp.planning import streamed
+    from plankit.acp.updates import message_update
     from plankit.errors import InputError
-    from plankit.teddy.planning.replan import correct_failed_plan
+    from plankit.teddy.planning.replan import choose_replanner, correct_failed_plan
 
     attempts = 0
 
@@ -68,6 +71,11 @@ def replan_in_acp(
         )
 
     try:
+        planner = choose_replanner(
+            failed, model=model, manual=False, config=config, interactive=False
+        )
+        if planner is not None:
+            planner = streamed(planner, lambda chunk: send(message_update(chunk)), cancel)
         correction = correct_failed_plan(
             failed,
             outcome,
@@ -77,8 +85,11 @@ def replan_in_acp(
             interactive=False,
             on_start=started,
             on_planned=planned,
+            planner=planner,
         )
     except InputError as exc:
+        if cancel is not None and cancel.is_set():
+            return f"Turn {failed.name}'s plan failed validation; re-planning was cancelled."
         send(message_update(f"No automatic re-plan: {exc}"))
         return None
     result = correction.result

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from plankit.acp import tools
 from plankit.acp.entries import action_title, plan_update, teddy_entries
 from plankit.acp.runners import first, run_in_terminal, run_locally
+from plankit.acp.updates import message_update, send_update
 from plankit.teddy.format.model import Action, ActionType, ChatWithUser, Create, Edit, Plan
 from plankit.teddy.run.actions import LocalFiles, file_text
 from plankit.teddy.run.report import ActionResult
@@ -44,55 +45,6 @@ NO_ANSWER = "rejected: the client answered the permission request with an error"
 HALTED = "not run: the permission request of an earlier action failed"
 GONE = "the client disconnected"
 AFTER_CHAT = "the turn ended with CHAT_WITH_USER; the reply comes with the next prompt"
-
-_MODELS = {
-    "plan": "AgentPlanUpdate",
-    "tool_call": "ToolCallStart",
-    "tool_call_update": "ToolCallProgress",
-    "agent_message_chunk": "AgentMessageChunk",
-    "agent_thought_chunk": "AgentThoughtChunk",
-    "user_message_chunk": "UserMessageChunk",
-    "available_commands_update": "AvailableCommandsUpdate",
-}
-
-
-def update_model(update: Mapping[str, Any]) -> Any:
-    """The SDK model of a ``session/update`` payload given as its JSON form."""
-    import acp.schema
-
-    model = getattr(acp.schema, _MODELS[str(update["sessionUpdate"])])
-    return model.model_validate(update)
-
-
-async def send_update(conn: Any, session_id: str, update: Mapping[str, Any]) -> None:
-    """Send one ``session/update`` notification.
-
-    Our updates are built as wire JSON (checked against the v1 schema by the tests),
-    so they go straight to the SDK's JSON-RPC connection (``conn._conn`` in the pinned
-    SDK) instead of through its models: that halves the agent's cost of a 100-entry
-    plan update.  Any other connection gets the SDK model.
-    """
-    rpc = getattr(conn, "_conn", None)
-    if rpc is not None and hasattr(rpc, "send_notification"):
-        params = {"sessionId": session_id, "update": dict(update)}
-        await rpc.send_notification("session/update", params)
-        return
-    await conn.session_update(session_id=session_id, update=update_model(update))
-
-
-def message_update(text: str) -> dict[str, Any]:
-    """An ``agent_message_chunk`` with ``text``."""
-    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
-
-
-def thought_update(text: str) -> dict[str, Any]:
-    """An ``agent_thought_chunk`` with ``text`` (a plan's Rationale)."""
-    return {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}
-
-
-def user_update(text: str) -> dict[str, Any]:
-    """A ``user_message_chunk`` with ``text`` (a prompt, replayed by ``session/load``)."""
-    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +75,9 @@ class SessionState:
     """Whether a prompt is running."""
     created: bool = False
     """Whether the TeDDy session exists on disk (its first prompt creates it)."""
+    planning: asyncio.Future[str] | None = None
+    """The latest planning of a plain request (an abandoned one ends in the
+    background)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ ENV_RESPONSES = "TEDDY_SCRIPTED_RESPONSES"
 """Names the responses file or directory."""
 ENV_LOG = "TEDDY_SCRIPTED_LOG"
 """Names a file that receives every request as a JSON line."""
+ENV_DELAY = "TEDDY_SCRIPTED_CHUNK_DELAY"
+"""Seconds to wait before each streamed chunk but the first: a slow model, for tests
+of what happens while one is still writing (unset, empty or not a number: no wait)."""
 
 _CHUNK = 64
 
@@ -153,6 +157,14 @@ def _log(request: Request) -> None:
         out.write(line + "\n")
 
 
+def _chunk_delay() -> float:
+    try:
+        delay = float(os.environ.get(ENV_DELAY) or 0)
+    except ValueError:
+        return 0.0
+    return delay if 0 < delay < 60 else 0.0
+
+
 def tokens(text: str) -> int:
     """The scripted token count: one token per four characters, rounded up."""
     return (len(text) + 3) // 4
@@ -188,7 +200,10 @@ class ScriptedResponse:
         text = respond(self._system, self._prompt)
         self._usage = ScriptedUsage(tokens((self._system or "") + self._prompt), tokens(text))
         step = _CHUNK if self._stream else max(len(text), 1)
+        delay = _chunk_delay()
         for start in range(0, len(text), step):
+            if start and delay:
+                time.sleep(delay)
             yield text[start : start + step]
 
     def usage(self) -> ScriptedUsage:

@@ -14,7 +14,9 @@ next prepared response, in order:
   ``"status": 503`` for an HTTP status) or a directory whose files, in name order, are
   the answers.  The position of the next response is kept in ``PATH.position``, so
   consecutive ``teddy`` commands go on where the last one stopped; delete that file to
-  start again.
+  start again.  ``TEDDY_SCRIPTED_CHUNK_DELAY=SECONDS`` slows the answers ``teddy``
+  streams (a wait before each chunk but the first), for tests of what happens while a
+  model is still writing.
 
 Every request is remembered (:func:`received`), and appended as one JSON line
 (``{"model", "system", "prompt"}``) to ``TEDDY_SCRIPTED_LOG`` when that is set.
