@@ -103,6 +103,31 @@ def test_requests_for_another_host_are_refused(project: Path) -> None:
     assert api.get("/", headers={"host": "localhost:8765"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:evil.com",
+        "localhost:80:evil.com",
+        "127.0.0.1:",
+        "127.0.0.1:99999",
+        "127.0.0.1:8765.evil.com",
+        "[::1]evil.com",
+        "[::1]:evil",
+        "::1",
+        "evil.com:127.0.0.1",
+        "127.0.0.1 :8765",
+        "",
+    ],
+)
+def test_a_host_that_only_starts_like_the_boards_is_refused(project: Path, host: str) -> None:
+    assert client(project).get("/api/plans", headers={"host": host}).status_code == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.1:8765", "LOCALHOST:1", "[::1]:65535"])
+def test_the_boards_own_host_with_or_without_a_port_is_served(project: Path, host: str) -> None:
+    assert client(project).get("/api/plans", headers={"host": host}).status_code == 200
+
+
 def test_a_token_is_required_when_set(project: Path) -> None:
     api = client(project, token="s3cret")
     assert api.get("/api/plans").status_code == 403

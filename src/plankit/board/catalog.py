@@ -27,6 +27,10 @@ from plankit.board.sources import Source
 
 MAX_VERSIONS = 50
 """Versions kept per plan."""
+FIRST_READS = 500
+"""Plans read for one list at most; the others are listed as being read (their line
+comes as a ``changed`` event once :meth:`Catalog.fill` has read it), so the first
+list of a tree of 10,000 plans comes at once, not after reading them all."""
 
 
 @dataclass(slots=True)
@@ -65,16 +69,43 @@ class Catalog:
         with self._lock:
             self._refs = None
 
-    def plans(self) -> list[dict[str, Any]]:
-        """Every plan's summary: the root's, in order, then each source's."""
+    def plans(self, budget: int | None = None) -> list[dict[str, Any]]:
+        """Every plan's summary: the root's, in order, then each source's.  With a
+        ``budget``, at most that many plans not read yet are read; the others are
+        listed as being read (``"status": "reading…"``, see :meth:`unread`)."""
         out = []
         for ref in self.refs():
+            if budget is not None and not self._known(ref):
+                if budget <= 0:
+                    out.append(_reading(ref))
+                    continue
+                budget -= 1
             found = self.summary(ref)
             if found is not None:
                 out.append(found)
         for source in self.sources:
             out += source.plans()
         return out
+
+    def _known(self, ref: PlanRef) -> bool:
+        with self._lock:
+            return ref.id in self._entries
+
+    def unread(self) -> list[PlanRef]:
+        """The plans found whose summary was never read."""
+        return [ref for ref in self.refs() if not self._known(ref)]
+
+    def fill(self, most: int = FIRST_READS) -> list[dict[str, Any]]:
+        """Read ``most`` plans not read yet; a ``changed`` event for each (a plan
+        that turned out not to be one is ``removed``).  Nothing: all are read."""
+        events: list[dict[str, Any]] = []
+        for ref in self.unread()[:most]:
+            made = self.summary(ref)
+            if made is None:
+                events.append({"type": "removed", "id": ref.id})
+            else:
+                events.append({"type": "changed", "plan": made})
+        return events
 
     def source_of(self, plan_id: str) -> Source | None:
         """The source ``plan_id`` belongs to, or None for a plan under the root."""
@@ -219,6 +250,20 @@ class Catalog:
             if made is not None:
                 events.append({"type": "changed", "plan": made})
         return events
+
+
+def _reading(ref: PlanRef) -> dict[str, Any]:
+    """The line of a plan listed before it was read."""
+    name = ref.rel.rsplit("/", 1)[-1]
+    return {
+        "kind": ref.kind,
+        "id": ref.id,
+        "path": ref.rel,
+        "title": name,
+        "progress": {"done": 0, "total": 0},
+        "updated": None,
+        "status": "reading…",
+    }
 
 
 def _history(versions: list[tuple[str, str, str]]) -> list[dict[str, Any]]:

@@ -11,7 +11,6 @@ depends on on disk (cheap ``stat`` calls), so a warm list re-reads only what cha
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
@@ -19,35 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from plankit.board.discover import PlanRef
+from plankit.board.files import (
+    MAX_TEXT,
+    FileText,
+    error,
+    file_error,
+    iso,
+    mtime,
+    read_file,
+    read_small,
+)
+
+__all__ = ["MAX_TEXT", "detail", "error", "iso", "mtime", "read", "read_small", "summary"]
 
 _STATUS_RE = re.compile(r"^- \*\*Overall Status:\*\* (.+)$", re.MULTILINE)
 _ACTION_RE = re.compile(r"^### (\d+)\. `([A-Z_]+)`(?: (.*))?$", re.MULTILINE)
-MAX_TEXT = 2_000_000
-"""Files larger than this are not read by the board (a plan is never that big)."""
-
-
-def iso(seconds: float) -> str:
-    return _dt.datetime.fromtimestamp(seconds, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def read_small(path: Path) -> str | None:
-    try:
-        if path.is_symlink() or path.stat().st_size > MAX_TEXT:
-            return None
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
-def error(code: str, message: str, file: str | None) -> dict[str, Any]:
-    return {"code": code, "message": message, "line": None, "file": file}
 
 
 def _stat(path: str) -> tuple[int, int]:
@@ -107,6 +92,7 @@ def read(
         return base | _agentflow_summary(path, ref.rel), kept
     acp = _acp(path, ref.rel, detail=True)
     entries = acp.pop("entries")
+    acp.pop("errors")
     return base | acp, json.dumps(entries, indent=1, ensure_ascii=False)
 
 
@@ -180,9 +166,14 @@ def _teddy_summary(session: Path) -> dict[str, Any]:
         title = _title_of(read_small(session / name / "plan.md"))
         if title:
             break
-    status = _report_status(read_small(latest / "report.md"))
-    if status is None and (latest / "plan.md").is_file():
+    report = read_file(latest / "report.md")
+    status = _report_status(report.text)
+    if report.problem is not None:
+        status = f"not shown: report.md {report.problem}"
+    elif status is None and (latest / "plan.md").is_file():
         status = "awaiting execution"
+    elif status is None and (plan := read_file(latest / "plan.md")).problem is not None:
+        status = f"not shown: plan.md {plan.problem}"
     updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
     return {
         "title": title or session.name,
@@ -192,9 +183,9 @@ def _teddy_summary(session: Path) -> dict[str, Any]:
     }
 
 
-def _meta(turn: Path) -> dict[str, str | None]:
+def _meta(found: FileText) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
-    text = read_small(turn / "meta.yaml") or ""
+    text = found.text or ""
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep:
@@ -228,11 +219,17 @@ def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
 
     turns = []
     for turn in turn_dirs(session):
-        meta = _meta(turn)
-        plan_text = read_small(turn / "plan.md")
-        report = read_small(turn / "report.md")
+        files = {
+            name: read_file(turn / name)
+            for name in ("meta.yaml", "plan.md", "report.md", "message.md")
+        }
+        meta = _meta(files["meta.yaml"])
+        plan_text = files["plan.md"].text
+        report = files["report.md"].text
         plan: dict[str, Any] | None = None
         errors: list[Any] = []
+        for name, found in files.items():
+            errors += file_error(f"{rel}/{turn.name}/{name}", found)
         if plan_text is not None:
             try:
                 parsed, problems = check_plan(plan_text)
@@ -251,7 +248,7 @@ def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
                 "model": meta.get("model"),
                 "input_tokens": meta.get("input_tokens"),
                 "output_tokens": meta.get("output_tokens"),
-                "message": read_small(turn / "message.md"),
+                "message": files["message.md"].text,
                 "title": _title_of(plan_text),
                 "status": _report_status(report)
                 or ("awaiting execution" if plan_text is not None else "no plan yet"),
@@ -270,27 +267,47 @@ def _teddy_detail(session: Path, rel: str) -> dict[str, Any]:
         caller = current.get("caller")
         current = by_name.get(caller) if isinstance(caller, str) else None
     root = session.parent.parent
-    memos_text = read_small(root / ".teddy" / "memos.yaml") or ""
+    found = read_file(root / ".teddy" / "memos.yaml")
+    memos_text = found.text or ""
     memos = [ln[2:].strip().strip('"') for ln in memos_text.splitlines() if ln.startswith("- ")]
     pending = turns[-1] if turns and turns[-1]["status"] == "awaiting execution" else None
-    return {"turns": turns, "call_stack": stack, "memos": memos, "pending": pending}
+    errors = file_error(".teddy/memos.yaml", found)
+    return {
+        "turns": turns,
+        "call_stack": stack,
+        "memos": memos,
+        "pending": pending,
+        "errors": errors,
+    }
 
 
 # --- checklists -------------------------------------------------------------------------
 
 
-def _checklist_text(path: Path) -> str | None:
+def _checklist_text(path: Path) -> FileText:
     if path.suffix.lower() == ".xlsx":
-        return _xlsx_plan(path)
-    return read_small(path)
+        return FileText(_xlsx_plan(path))
+    return read_file(path)
+
+
+def _refused(path: Path, found: FileText) -> dict[str, Any]:
+    """The list's line for a checklist the board would not read: listed, with why."""
+    return {
+        "title": path.name,
+        "progress": {"done": 0, "total": 0},
+        "updated": iso(mtime(path)),
+        "status": f"not shown: {path.name} {found.problem}",
+    }
 
 
 def _checklist_summary(path: Path, rel: str) -> tuple[dict[str, Any] | None, str | None]:
     """The list's line for a checklist file: parsed, not linted."""
-    text = _checklist_text(path)
-    if text is None:
+    found = _checklist_text(path)
+    if found.problem is not None:
+        return _refused(path, found), None
+    if found.text is None:
         return None, None
-    return checklist_head(text, path.name, iso(mtime(path))), text
+    return checklist_head(found.text, path.name, iso(mtime(path))), found.text
 
 
 def checklist_head(text: str, name: str, updated: str | None) -> dict[str, Any] | None:
@@ -324,10 +341,12 @@ def _checklist_status(done: int, total: int, blocked: int, review: int) -> str |
 
 
 def _checklist(path: Path, rel: str) -> dict[str, Any] | None:
-    text = _checklist_text(path)
-    if text is None:
+    found = _checklist_text(path)
+    if found.problem is not None:
+        return _refused(path, found) | {"errors": file_error(rel, found)}
+    if found.text is None:
         return None
-    return checklist_page(text, rel, path.name, iso(mtime(path)))
+    return checklist_page(found.text, rel, path.name, iso(mtime(path)))
 
 
 def checklist_page(text: str, rel: str, name: str, updated: str | None) -> dict[str, Any] | None:
@@ -394,9 +413,9 @@ def _task_files(path: Path) -> list[Path]:
         return []
 
 
-def _states(path: Path) -> dict[str, str]:
+def _states(path: Path, found: FileText | None = None) -> dict[str, str]:
     """Task states recorded next to the plan (``state.json``: ``{task id: state}``)."""
-    text = read_small(path / "state.json")
+    text = (found or read_file(path / "state.json")).text
     try:
         data = json.loads(text) if text else {}
     except ValueError:
@@ -427,6 +446,7 @@ def _agentflow_summary(path: Path, rel: str) -> dict[str, Any]:
     title = _agentflow_title(path)
     states = _states(path)
     tasks = _task_files(path)
+    plan = read_file(path / "plan.md")
     return {
         "title": title or path.name,
         "progress": {
@@ -434,7 +454,7 @@ def _agentflow_summary(path: Path, rel: str) -> dict[str, Any]:
             "total": len(tasks),
         },
         "updated": iso(max([mtime(path), mtime(path / "plan.md")] + [mtime(t) for t in tasks])),
-        "status": None,
+        "status": None if plan.problem is None else f"not shown: plan.md {plan.problem}",
     }
 
 
@@ -451,11 +471,13 @@ def _agentflow_detail(path: Path, rel: str) -> dict[str, Any]:
         file = problem.get("file")
         if isinstance(file, str) and (file == where or file.startswith(where + os.sep)):
             problem["file"] = rel + file[len(where) :].replace(os.sep, "/")
+    state = read_file(path / "state.json")
+    errors += file_error(f"{rel}/state.json", state)
     if plan is None:
         return {"errors": errors, "plan": None, "graph": None}
     data = plan.to_dict()
     data["path"] = rel
-    return {"errors": errors, "plan": data, "graph": graph_layout(data, _states(path))}
+    return {"errors": errors, "plan": data, "graph": graph_layout(data, _states(path, state))}
 
 
 def graph_layout(plan: dict[str, Any], states: dict[str, str]) -> dict[str, Any]:
@@ -497,7 +519,8 @@ def _acp(path: Path, rel: str, *, detail: bool) -> dict[str, Any]:
     """The latest plan an ACP agent sent, from a ``plankit acp run --board`` transcript."""
     entries: list[dict[str, Any]] = []
     title = None
-    text = read_small(path) or ""
+    found = read_file(path)
+    text = found.text or ""
     for line in text.splitlines():
         try:
             message = json.loads(line)
@@ -515,10 +538,11 @@ def _acp(path: Path, rel: str, *, detail: bool) -> dict[str, Any]:
         "title": title or path.stem,
         "progress": {"done": done, "total": len(entries)},
         "updated": iso(mtime(path)),
-        "status": None,
+        "status": None if found.problem is None else f"not shown: {path.name} {found.problem}",
     }
     if detail:
         out["entries"] = entries
+        out["errors"] = file_error(rel, found)
     return out
 
 
