@@ -228,7 +228,9 @@ def create_app(
         tasks = []
         if watch:
             tasks.append(asyncio.create_task(_watch(catalog, hub)))
-            tasks += [asyncio.create_task(_poll(source, hub)) for source in catalog.sources]
+            tasks += [
+                asyncio.create_task(_poll(source, hub, catalog)) for source in catalog.sources
+            ]
             # one turn of the loop runs the task's first step, which sets up the file
             # watches (synchronously) before the server accepts its first request
             await asyncio.sleep(0)
@@ -269,7 +271,7 @@ async def _fill(catalog: Catalog, hub: Hub, filling: set[asyncio.Task[None]]) ->
         filling.clear()
 
 
-async def _poll(source: Source, hub: Hub) -> None:
+async def _poll(source: Source, hub: Hub, catalog: Catalog) -> None:
     """Turn what changed in ``source`` into board events, looking every
     ``source.interval`` seconds."""
     while True:
@@ -278,6 +280,8 @@ async def _poll(source: Source, hub: Hub) -> None:
         except Exception as exc:  # a poll that fails is said on the page, and tried again
             source.error = f"{type(exc).__name__}: {exc}"
             events = []
+        if events:  # plan directories the changed sessions own change with them
+            events += await asyncio.to_thread(catalog.recheck)
         for event in events:
             hub.publish(event)
         await asyncio.sleep(source.interval)

@@ -136,13 +136,14 @@ class Catalog:
         path = locate(self.root, ref)
         if path is None:
             return None
-        sig = views.signature(ref, path)
+        tracked = self._tracked(ref, path)
+        sig = (*views.signature(ref, path), tracked)
         with self._lock:
             entry = self._entries.get(ref.id)
             if entry is not None and entry.signature == sig:
                 return entry.summary
         try:
-            made, text = views.read(ref, path)
+            made, text = views.read(ref, path, tracked=tracked)
         except Exception as exc:  # a plan that cannot be read is listed broken
             made, text = (
                 {
@@ -164,6 +165,33 @@ class Catalog:
                 del entry.versions[:-MAX_VERSIONS]
         return made
 
+    def _tracked(self, ref: PlanRef, path: Path) -> views.Tracked | None:
+        """The session that owns an agentflow directory, and its tasks' states."""
+        if ref.kind != "agentflow":
+            return None
+        for source in self.sources:
+            found = source.tracked(str(path))
+            if found is not None:
+                return found
+        return None
+
+    def recheck(self) -> list[dict[str, Any]]:
+        """``changed`` events for the agentflow directories whose line changed with
+        their session's task states (after a poll of the control plane)."""
+        events = []
+        for ref in self.refs():
+            if ref.kind != "agentflow":
+                continue
+            with self._lock:
+                entry = self._entries.get(ref.id)
+                before = entry.summary if entry else None
+            if entry is None:
+                continue
+            made = self.summary(ref)
+            if made is not None and made != before:
+                events.append({"type": "changed", "plan": made})
+        return events
+
     # --- one plan ----------------------------------------------------------------------
 
     def find(self, plan_id: str) -> PlanRef | None:
@@ -180,7 +208,7 @@ class Catalog:
             return None
         self.summary(ref)
         try:
-            data = views.detail(ref, path)
+            data = views.detail(ref, path, self._tracked(ref, path))
         except Exception as exc:  # never a 500 for a plan: its errors are shown
             data = {"kind": ref.kind, "id": ref.id, "path": ref.rel, "title": ref.rel}
             data["errors"] = [

@@ -83,8 +83,9 @@ def refusal(path: Path) -> str | None:
     return None
 
 
-def read_file(path: Path, limit: int = MAX_TEXT) -> FileText:
-    """``path``'s text, read as described in the module documentation."""
+def read_file(path: Path, limit: int = MAX_TEXT, *, head: bool = False) -> FileText:
+    """``path``'s text, read as described in the module documentation; ``head``: its
+    first ``limit`` bytes, however big it is."""
     try:
         fd = os.open(path, _FLAGS)
     except FileNotFoundError:
@@ -103,12 +104,12 @@ def read_file(path: Path, limit: int = MAX_TEXT) -> FileText:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return FileText(None, _not_a_file(st.st_mode))
-        if st.st_size > limit:
+        if st.st_size > limit and not head:
             return FileText(None, too_large(st.st_size))
         chunks: list[bytes] = []
         size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+        while size < limit + (not head):
+            chunk = os.read(fd, min(1 << 20, limit + (not head) - size))
             if not chunk:
                 break
             chunks.append(chunk)
