@@ -35,6 +35,7 @@ def _refused(path: Path, found: FileText) -> dict[str, Any]:
         "progress": {"done": 0, "total": 0},
         "updated": iso(mtime(path)),
         "status": f"not shown: {path.name} {found.problem}",
+        "state": "todo",
     }
 
 
