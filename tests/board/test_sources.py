@@ -369,7 +369,7 @@ def test_a_plan_directory_of_a_committed_session_shows_the_sessions_states(
     with _client(tmp_path, ControlSource(plane.home)) as client:
         listed = client.get("/api/plans").json()["plans"]
         [directory] = [p for p in listed if p["kind"] == "agentflow" and "source" not in p]
-        assert directory["session"] == sid
+        assert directory["owner_session"] == sid
         assert directory["progress"] == {"done": 1, "total": 3}
         assert directory["status"] == "1 doing"
         page = client.get(f"/api/plans/{directory['id']}").json()

@@ -98,7 +98,7 @@ def summary(path: Path, rel: str, tracked: Tracked | None = None) -> dict[str, A
         "state": "done" if total and done == total else "doing" if done else "todo",
     }
     if tracked:
-        out["session"] = tracked[0]
+        out["owner_session"] = tracked[0]
     return out
 
 

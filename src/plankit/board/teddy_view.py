@@ -116,12 +116,17 @@ def summary(session: Path) -> dict[str, Any]:
     elif status is None and (plan := read_file(latest / "plan.md")).problem is not None:
         status = f"not shown: plan.md {plan.problem}"
     updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
+    state = "done" if concluded else turn_state(status, [])
+    if status is None and executed:  # nothing planned yet: the last run turn tells
+        last_status = statuses[names.index(executed[-1])]
+        status = f"turn {executed[-1]}: {last_status}"
+        state = turn_state(last_status, [])
     return {
         "title": title or session.name,
         "progress": {"done": done, "total": len(names)},
         "updated": iso(updated),
         "status": status,
-        "state": "done" if concluded else turn_state(status, []),
+        "state": state,
     }
 
 
