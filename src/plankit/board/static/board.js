@@ -445,7 +445,8 @@ function sessionView(plan) {
 
 function acpView(plan) {
   return [problems(plan.errors, "errors", "Problems"), el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
-    el("li", { "data-state": e.state }, stateIcon(e.state, e.status), ` ${e.content}`,
+    el("li", { "data-state": e.state }, stateIcon(e.state, ((e._meta || {}).plankit || {}).status || e.status), ` ${e.content}`,
+      ((e._meta || {}).plankit || {}).reason ? el("span", { class: "note " + e.state, text: ` — ${e._meta.plankit.reason}` }) : null,
       el("span", { class: "muted", text: e.priority ? ` (${e.priority})` : "" }))))];
 }
 
