@@ -309,6 +309,9 @@ def test_an_acp_run_for_the_board_is_shown(tmp_path: Path) -> None:
     ]
 
 
+AGENT = [BIN / "teddy", "acp", "/execute plan.md"]
+
+
 def test_an_acp_run_with_a_rejected_action_is_not_complete(tmp_path: Path) -> None:
     """The wire says ``completed`` for every finished entry, a rejected one too: the
     board reads plankit's own status and counts only what was done (``--deny-all``
@@ -325,8 +328,7 @@ def test_an_acp_run_with_a_rejected_action_is_not_complete(tmp_path: Path) -> No
         )
     )
     run = subprocess.run(
-        [BIN / "plankit", "acp", "run", "--board", "--deny-all", "--"]
-        + [BIN / "teddy", "acp", "/execute plan.md"],
+        [BIN / "plankit", "acp", "run", "--board", "--deny-all", "--", *AGENT],
         cwd=project,
         capture_output=True,
         text=True,
