@@ -110,3 +110,13 @@ def test_meta_and_memos_from_text_read_as_the_files_are() -> None:
 def test_read_meta_still_reads_the_file(tmp_path: Path) -> None:
     (tmp_path / "meta.yaml").write_text('turn_id: "03"\nagent: "Pathfinder"\n')
     assert read_meta(tmp_path / "meta.yaml", "x").agent == "Pathfinder"
+
+
+def test_the_status_alone_is_read_from_the_header(tmp_path: Path) -> None:
+    from plankit.teddy.run.report import read_status
+
+    text = _executed(tmp_path, "### `EXECUTE`\n```shell\nexit 1\n```", "approve")
+    assert read_status(text) == read_report(text).status == "Failed 🔴"
+    assert (
+        read_status("# Execution Report: x\n\n## 1. Rationale\n- **Overall Status:** no\n") is None
+    )

@@ -49,9 +49,9 @@ def title_of(plan_text: str | None) -> str | None:
 
 
 def _status(report: str | None) -> str | None:
-    from plankit.teddy.run.report import read_report
+    from plankit.teddy.run.report import read_status
 
-    return read_report(report).status if report else None
+    return read_status(report) if report else None
 
 
 def _meta(found: FileText, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -76,11 +76,12 @@ def _meta(found: FileText, name: str) -> tuple[dict[str, Any], list[dict[str, An
     }, []
 
 
-def _concluded(report: str | None, meta: dict[str, Any]) -> bool:
-    """Whether this turn ended the session: its root agent's CONCLUDE ran."""
+def _concluded(report: str | None, meta: dict[str, Any] | None) -> bool:
+    """Whether this turn ended the session: its root agent's CONCLUDE ran (``meta``
+    None: whether a CONCLUDE ran, whoever called the agent)."""
     from plankit.teddy.run.report import read_report
 
-    if not report or meta.get("caller_turn_id"):
+    if not report or (meta is not None and meta.get("caller_turn_id")):
         return False
     found = read_report(report)
     return any(a.type == "CONCLUDE" and a.outcome == "success" for a in found.actions)
@@ -103,8 +104,9 @@ def summary(session: Path) -> dict[str, Any]:
     if executed and status is None:  # the latest executed turn: did it end the session?
         last = session / executed[-1]
         full = read_file(last / "report.md").text
-        meta, _ = _meta(read_file(last / "meta.yaml"), f"{executed[-1]}/meta.yaml")
-        concluded = _concluded(full, meta)
+        concluded = _concluded(full, None) and _concluded(
+            full, _meta(read_file(last / "meta.yaml"), f"{executed[-1]}/meta.yaml")[0]
+        )  # its meta.yaml (YAML: costly) is read only after a CONCLUDE that ran
     else:
         concluded = False
     if report.problem is not None:

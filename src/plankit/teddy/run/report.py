@@ -289,6 +289,20 @@ def _unfenced_lines(text: str) -> list[tuple[int, str, bool]]:
     return out
 
 
+_STATUS_LINE = "- **Overall Status:** "
+
+
+def read_status(text: str) -> str | None:
+    """The Overall Status of a ``report.md`` (``Completed 🟢`` …), reading only its
+    header (what a list of many reports needs); None when it has none."""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            return None
+        if line.startswith(_STATUS_LINE):
+            return line[len(_STATUS_LINE) :].strip()
+    return None
+
+
 def read_report(text: str) -> ReadReport:
     """``report.md`` read back: the overall status, each action's outcome and section,
     and a Validation Failed report's errors (the shape :func:`render_report` writes)."""
@@ -302,8 +316,8 @@ def read_report(text: str) -> ReadReport:
             continue
         if line.startswith("## "):
             section = line[3:].strip()
-        elif not section and line.startswith("- **Overall Status:** ") and status is None:
-            status = line[len("- **Overall Status:** ") :].strip()
+        elif not section and line.startswith(_STATUS_LINE) and status is None:
+            status = line[len(_STATUS_LINE) :].strip()
         elif not section and line.startswith("- **Note:** "):
             notes.append(line[len("- **Note:** ") :].strip())
         elif section.endswith("Validation Errors") and line.startswith("- "):
