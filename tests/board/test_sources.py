@@ -386,3 +386,24 @@ def test_a_plan_directory_of_a_committed_session_shows_the_sessions_states(
         with _client(tmp_path, source) as fresh:
             again = fresh.get(f"/api/plans/{directory['id']}").json()
         assert again["progress"] == {"done": 2, "total": 3}
+
+
+def test_an_owned_plan_directory_changes_with_its_session(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    from plankit.board.catalog import Catalog
+
+    sid = _session(plane, {"schema": [], "api": ["schema"]})
+    source = ControlSource(plane.home)
+    catalog = Catalog(tmp_path, [source])
+    [directory] = [p for p in catalog.plans() if p["kind"] == "agentflow" and "source" not in p]
+    assert directory["progress"] == {"done": 0, "total": 2}
+    assert catalog.recheck() == []  # nothing changed
+    claim = plane.claim(sid, agent="w1")
+    assert claim.task is not None
+    plane.done(claim.task.ref, sid, claim=claim.task.claim)
+    assert source.poll()  # the session changed: the board polls it …
+    [event] = catalog.recheck()  # … and the directory it owns is told as changed
+    assert event["type"] == "changed" and event["plan"]["id"] == directory["id"]
+    assert event["plan"]["progress"] == {"done": 1, "total": 2}
+    source.close()
