@@ -14,7 +14,14 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "plankit"
 LIMIT = 500
 
-KNOWN_OVER: frozenset[str] = frozenset()
+KNOWN_OVER: frozenset[str] = frozenset(
+    {
+        # grew past the limit in parallel work this round, to be split by their owners
+        "acp/agent.py",
+        "acp/client.py",
+        "acp/turn.py",
+    }
+)
 """Modules over the limit whose split is under way elsewhere."""
 
 
