@@ -20,6 +20,12 @@ sessions whose commit has 100 tasks, some claimed and done.  ``plankit board --p
   agent (seen by polling, not by watching files), in turn; the 95th percentile ÷ 1 s
   (target: at most 1).
 
+* the first list of a tree of 10,000 checklist files (``PLAN.md`` in 10,000
+  directories): ``Catalog.plans`` as the board's first ``/api/plans`` calls it (a new
+  catalog each round: the walk, and the plans it reads before listing the rest as
+  being read) ÷ ``os.walk`` of the same tree listing its files, interleaved rounds
+  (target: at most 5).
+
 The files' pages are in the cache when timing starts (the generator has just written
 them, and a first board has read them): "cold" is a board that has read nothing yet,
 not a disk that has.  ``--rounds N`` sets the rounds (default 5; the latency takes
@@ -43,7 +49,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _bench import Result, log, report, require, rounds_from_argv
+from _bench import Result, interleaved, log, report, require, rounds_from_argv
 from bench_agentflow import generate as generate_agentflow
 from plankit.agentflow.control import ControlPlane
 from plans import generate_plan
@@ -325,6 +331,38 @@ def latencies(root: Path, count: int, sid: str) -> dict[str, list[float]]:
     return by_kind
 
 
+MANY = 10_000
+"""Checklist files of the big tree."""
+
+
+def generate_many(root: Path) -> None:
+    """``MANY`` directories, each with a small PLAN.md."""
+    for i in range(MANY):
+        folder = root / f"pkg{i // 100:03d}" / f"mod{i % 100:02d}"
+        folder.mkdir(parents=True)
+        (folder / "PLAN.md").write_text(
+            f"# Plan: Module {i}\n\nGoal: ship module {i}\n\n### Phase 1: Build\n"
+            "- [x] 1.1 Write it\n- [/] 1.2 Test it\n- [ ] 1.3 Ship it\n"
+        )
+
+
+def first_list(root: Path, rounds: int) -> tuple[float, float]:
+    """Median seconds of a new catalog's first list, and of a plain walk, of ``root``."""
+    from plankit.board.catalog import FIRST_READS, Catalog
+
+    def board() -> None:
+        found = Catalog(root).plans(FIRST_READS)
+        require(len(found) == MANY, f"{len(found)} plans listed, not {MANY}")
+
+    def walk() -> None:
+        files = sum(len(names) for _, _, names in os.walk(root))
+        require(files == MANY, f"{files} files walked, not {MANY}")
+
+    board()  # the imports, not timed
+    times = interleaved({"board": board, "walk": walk}, rounds)
+    return times["board"], times["walk"]
+
+
 def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
@@ -342,6 +380,9 @@ def measure(rounds: int = 5) -> list[Result]:
         cold, warm = list_times(project, rounds)
         log(f"board: change to event, {12 * rounds} changes …")
         lat = latencies(project, 12 * rounds, sessions[3])
+        log(f"board: first list of {MANY} checklists ÷ a walk, {2 * rounds} rounds …")
+        generate_many(root / "many")
+        big, walked = first_list(root / "many", 2 * rounds)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     cold_s, warm_s = statistics.median(cold), statistics.median(warm)
@@ -355,6 +396,7 @@ def measure(rounds: int = 5) -> list[Result]:
             f"max {max(values) * 1e3:6.1f} ms ({len(values)} changes)"
         )
     print(f"  change to event, all: p95 {p95(every) * 1e3:6.1f} ms (target <= 1 s)")
+    print(f"  first list of {MANY} checklists: {big * 1e3:7.1f} ms, a walk {walked * 1e3:.1f} ms")
     return [
         Result("board /api/plans cold ÷ 1 s", cold_s, 1.0, f"{cold_s * 1e3:.0f} ms, {PLANS} plans"),
         Result("board /api/plans warm ÷ 50 ms", warm_s / 0.05, 1.0, f"{warm_s * 1e3:.1f} ms"),
@@ -363,6 +405,12 @@ def measure(rounds: int = 5) -> list[Result]:
             warm_s / cold_s,
             0.05,
             f"{warm_s * 1e3:.1f} ms ÷ {cold_s * 1e3:.0f} ms",
+        ),
+        Result(
+            f"board first list of {MANY:,} plan files ÷ os.walk",
+            big / walked,
+            5.0,
+            f"{big * 1e3:.0f} ms ÷ {walked * 1e3:.0f} ms",
         ),
         Result(
             "board change on disk to event, p95 ÷ 1 s",

@@ -103,6 +103,31 @@ def test_requests_for_another_host_are_refused(project: Path) -> None:
     assert api.get("/", headers={"host": "localhost:8765"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:evil.com",
+        "localhost:80:evil.com",
+        "127.0.0.1:",
+        "127.0.0.1:99999",
+        "127.0.0.1:8765.evil.com",
+        "[::1]evil.com",
+        "[::1]:evil",
+        "::1",
+        "evil.com:127.0.0.1",
+        "127.0.0.1 :8765",
+        "",
+    ],
+)
+def test_a_host_that_only_starts_like_the_boards_is_refused(project: Path, host: str) -> None:
+    assert client(project).get("/api/plans", headers={"host": host}).status_code == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.1:8765", "LOCALHOST:1", "[::1]:65535"])
+def test_the_boards_own_host_with_or_without_a_port_is_served(project: Path, host: str) -> None:
+    assert client(project).get("/api/plans", headers={"host": host}).status_code == 200
+
+
 def test_a_token_is_required_when_set(project: Path) -> None:
     api = client(project, token="s3cret")
     assert api.get("/api/plans").status_code == 403
@@ -282,6 +307,58 @@ def test_an_acp_run_for_the_board_is_shown(tmp_path: Path) -> None:
         "READ src/greetings.py: The module to change.",
         "READ README.md: How the tests are run.",
     ]
+
+
+AGENT = [BIN / "teddy", "acp", "/execute plan.md"]
+
+
+def test_an_acp_run_with_a_rejected_action_is_not_complete(tmp_path: Path) -> None:
+    """The wire says ``completed`` for every finished entry, a rejected one too: the
+    board reads plankit's own status and counts only what was done (``--deny-all``
+    rejects both actions)."""
+    from tests.teddy.test_session_e2e import plan
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "plan.md").write_text(
+        plan(
+            "### `EXECUTE`\n- **Description:** Say hello.\n```shell\necho hello\n```\n\n"
+            "### `CREATE`\n- **File Path:** [notes.md](/notes.md)\n```\nnotes\n```",
+            title="Write the notes",
+        )
+    )
+    run = subprocess.run(
+        [BIN / "plankit", "acp", "run", "--board", "--deny-all", "--", *AGENT],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TEDDY_SESSION": ""},
+    )
+    assert "2 rejected" in run.stdout, run.stdout + run.stderr
+    api = client(project)
+    [acp] = [p for p in api.get("/api/plans").json()["plans"] if p["kind"] == "acp"]
+    entries = api.get(f"/api/plans/{acp['id']}").json()["entries"]
+    assert [e["_meta"]["plankit"]["status"] for e in entries] == ["rejected", "rejected"]
+    assert [e["state"] for e in entries] == ["skipped", "skipped"]
+    assert acp["progress"] == {"done": 0, "total": 2}  # not 100%: nothing was done
+    assert acp["status"] == "2 skipped" and acp["state"] == "todo"
+
+
+def test_a_finished_entry_counts_as_done_only_when_it_was_done(tmp_path: Path) -> None:
+    """An agent may send a rejected or failed entry as ``completed`` (finished, on the
+    wire) with plankit's status in ``_meta``: the board counts it as not done."""
+    (tmp_path / ".plankit" / "acp").mkdir(parents=True)
+    entries = [
+        {"content": f"{word} it", "status": "completed", "_meta": {"plankit": {"status": rich}}}
+        for word, rich in [("Read", "completed"), ("Create", "rejected"), ("Run", "failed")]
+    ]
+    update = {"sessionUpdate": "plan", "entries": entries}
+    line = {"message": {"method": "session/update", "params": {"update": update}}}
+    (tmp_path / ".plankit" / "acp" / "run.jsonl").write_text(json.dumps(line) + "\n")
+    [acp] = client(tmp_path).get("/api/plans").json()["plans"]
+    assert acp["progress"] == {"done": 1, "total": 3}
+    assert acp["status"] == "1 failed, 1 skipped"
 
 
 def test_workbooks_with_a_plan_cell_are_checklists(tmp_path: Path) -> None:

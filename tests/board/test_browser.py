@@ -197,7 +197,7 @@ def test_the_page_shows_every_kind_of_plan(page: Page, board: Board) -> None:
     expect(turn.locator("h3")).to_have_text(
         "Turn 01: Read the greetings module before changing it", timeout=WAIT
     )
-    expect(turn.locator(".st.success")).to_have_count(2, timeout=WAIT)
+    expect(turn.locator(".st.done")).to_have_count(2, timeout=WAIT)
 
 
 def test_a_step_done_on_disk_appears_without_a_reload(page: Page, project: Path) -> None:
@@ -246,11 +246,11 @@ def test_a_new_teddy_turn_appears_live(page: Page, board: Board, project: Path) 
     (session / "02" / "plan.md").write_text(TURN_02, encoding="utf-8")
     expect(second.locator("h3")).to_have_text("Turn 02: Write the release notes", timeout=WAIT)
     expect(second.locator(".badge")).to_have_text("awaiting execution", timeout=WAIT)
-    expect(second.locator(".st.pending")).to_have_count(1, timeout=WAIT)
+    expect(second.locator(".st.todo")).to_have_count(1, timeout=WAIT)
 
     teddy(project, "execute", "-y")
     expect(second.locator(".badge")).to_contain_text("Completed", timeout=WAIT)
-    expect(second.locator(".st.success")).to_contain_text("✔", timeout=WAIT)
+    expect(second.locator(".st.done")).to_contain_text("✔", timeout=WAIT)
     expect(page.locator('.turn[data-turn="03"]')).to_have_count(1, timeout=WAIT)
     expect(card(page, plan_id).locator(".meta")).to_contain_text("2/3", timeout=WAIT)
     assert_not_reloaded(page)
@@ -317,7 +317,7 @@ def test_an_agentflow_session_is_followed_live(page: Page, state: Path) -> None:
         plane.done(claim.task.ref, sid, claim=claim.task.claim)
         state_of = graph.locator('g[data-task="schema"] text').nth(1)
         expect(state_of).to_have_text("done")
-        expect(graph.locator('g[data-task="api"] text').nth(1)).to_have_text("ready")
+        expect(graph.locator('g[data-task="api"] text').nth(1)).to_have_text("todo")
         expect(card(page, plan_id).locator(".meta")).to_contain_text("1/3")
 
         (directory / "tasks" / "03-docs.md").write_text(task("docs", ["ui"]))

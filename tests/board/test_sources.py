@@ -82,9 +82,12 @@ def test_a_session_shows_its_threads_commits_and_task_states(
     assert page["commit"] == 1 and page["tracked"] is True
     [thread] = page["plans"]
     assert thread["plan"]["title"] == "Auth"
-    states = {n["id"]: n["state"] for n in thread["graph"]["nodes"]}
+    states = {n["id"]: n["native"] for n in thread["graph"]["nodes"]}
     # claims take ready tasks in plan order: api (ready once schema was done) before docs
     assert states == {"schema": "done", "api": "claimed", "ui": "waiting", "docs": "ready"}
+    # the board's own words for them, the same for every kind of plan
+    words = {n["id"]: n["state"] for n in thread["graph"]["nodes"]}
+    assert words == {"schema": "done", "api": "doing", "ui": "waiting", "docs": "todo"}
     assert thread["graph"]["critical_path"] == ["schema", "api", "ui"]
     holders = {t["task_id"]: t["holder"] for t in thread["tasks"]}
     assert holders["api"] == "w2" and holders["docs"] is None
@@ -214,7 +217,7 @@ def test_sessions_on_postgresql_are_read_without_writing(tmp_path: Path, postgre
         assert added["plan"]["progress"] == {"done": 1, "total": 2}
         page = source.detail(f"agentflow:@session/{sid}", {})
         assert page is not None
-        states = {n["id"]: n["state"] for n in page["plans"][0]["graph"]["nodes"]}
+        states = {n["id"]: n["native"] for n in page["plans"][0]["graph"]["nodes"]}
         assert states == {"a": "done", "b": "ready"}
         assert "password" not in source.where
     finally:
@@ -289,6 +292,7 @@ def test_a_sheet_checklist_is_listed_and_follows_changes(tmp_path: Path, fake: A
         "progress": {"done": 1, "total": 2},
         "updated": None,
         "status": None,
+        "state": "doing",
     }
     assert source.poll() == []
     other_writer = GoogleSheets(SHEET_ID, session=fake.session())
@@ -349,3 +353,57 @@ def test_the_board_command_refuses_a_bad_sheet_in_one_line(tmp_path: Path) -> No
     assert out.returncode == 1
     assert out.stderr.startswith("Error: --sheet 'notes.md': give a Google spreadsheet")
     assert out.stderr.count("\n") == 1 and out.stdout == ""
+
+
+def test_a_plan_directory_of_a_committed_session_shows_the_sessions_states(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    """The directory's tasks are tracked by the control plane, not by a state.json no
+    tool writes: its progress and graph are the session's."""
+    sid = _session(plane, {"schema": [], "api": ["schema"], "docs": []})
+    first = plane.claim(sid, agent="w1")
+    assert first.task is not None
+    plane.done(first.task.ref, sid, claim=first.task.claim)
+    plane.claim(sid, agent="w2")  # api: claimed
+    # the board runs on the directory that holds agentflow's home (its plan directories)
+    with _client(tmp_path, ControlSource(plane.home)) as client:
+        listed = client.get("/api/plans").json()["plans"]
+        [directory] = [p for p in listed if p["kind"] == "agentflow" and "source" not in p]
+        assert directory["owner_session"] == sid
+        assert directory["progress"] == {"done": 1, "total": 3}
+        assert directory["status"] == "1 doing"
+        page = client.get(f"/api/plans/{directory['id']}").json()
+        states = {n["id"]: (n["state"], n["native"]) for n in page["graph"]["nodes"]}
+        assert states == {
+            "schema": ("done", "done"),
+            "api": ("doing", "claimed"),
+            "docs": ("todo", "ready"),
+        }
+        api = plane.claim(sid, agent="w3")  # docs
+        assert api.task is not None
+        plane.done(api.task.ref, sid, claim=api.task.claim)
+        source = ControlSource(plane.home)
+        with _client(tmp_path, source) as fresh:
+            again = fresh.get(f"/api/plans/{directory['id']}").json()
+        assert again["progress"] == {"done": 2, "total": 3}
+
+
+def test_an_owned_plan_directory_changes_with_its_session(
+    tmp_path: Path, plane: ControlPlane
+) -> None:
+    from plankit.board.catalog import Catalog
+
+    sid = _session(plane, {"schema": [], "api": ["schema"]})
+    source = ControlSource(plane.home)
+    catalog = Catalog(tmp_path, [source])
+    [directory] = [p for p in catalog.plans() if p["kind"] == "agentflow" and "source" not in p]
+    assert directory["progress"] == {"done": 0, "total": 2}
+    assert catalog.recheck() == []  # nothing changed
+    claim = plane.claim(sid, agent="w1")
+    assert claim.task is not None
+    plane.done(claim.task.ref, sid, claim=claim.task.claim)
+    assert source.poll()  # the session changed: the board polls it …
+    [event] = catalog.recheck()  # … and the directory it owns is told as changed
+    assert event["type"] == "changed" and event["plan"]["id"] == directory["id"]
+    assert event["plan"]["progress"] == {"done": 1, "total": 2}
+    source.close()

@@ -36,14 +36,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from plankit.board.catalog import Catalog
+from plankit.board.catalog import FIRST_READS, Catalog
 from plankit.board.sources import Source
 
 STATIC = {"board.js": "text/javascript", "board.css": "text/css", "index.html": "text/html"}
 """The only files the board serves."""
 KEEPALIVE = 15.0
 """Seconds between keep-alive comments on the event stream."""
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
@@ -56,6 +56,25 @@ SECURITY_HEADERS = [
 ]
 """On every response: the page runs its own script only (plan text that slipped into
 markup could not run), is never framed, and never sends its URL (and token) elsewhere."""
+
+
+def loopback_host(value: str) -> bool:
+    """Whether a ``Host`` header names the board's own host exactly: ``127.0.0.1``,
+    ``localhost`` or ``[::1]``, with no port or a port number (``127.0.0.1:evil.com``
+    and ``localhost:80:evil.com`` are not)."""
+    if value.startswith("["):
+        end = value.find("]") + 1
+        host, rest = value[:end], value[end:]
+    else:
+        host, sep, port = value.partition(":")
+        rest = sep + port
+    if rest:
+        port = rest[1:]
+        if rest[0] != ":" or not (port.isascii() and port.isdigit()) or len(port) > 5:
+            return False
+        if int(port) > 65535:
+            return False
+    return host.lower() in LOOPBACK_HOSTS
 
 
 class SecurityHeaders:
@@ -125,13 +144,13 @@ def create_app(
     documentation); ``watch=False``: no file watching and no polling of the sources."""
     catalog = Catalog(root, sources)
     hub = Hub()
+    filling: set[asyncio.Task[None]] = set()
 
     def allowed(request: Request) -> bool:
         if token is not None:
             given = request.query_params.get("token") or request.headers.get("x-plankit-token")
             return given is not None and hmac.compare_digest(given, token)
-        host = request.headers.get("host", "").rsplit(":", 1)[0]
-        return host in LOOPBACK_HOSTS
+        return loopback_host(request.headers.get("host", ""))
 
     def refused() -> Response:
         return JSONResponse(
@@ -153,7 +172,10 @@ def create_app(
     async def plans(request: Request) -> Response:
         if not allowed(request):
             return refused()
-        found = await asyncio.to_thread(catalog.plans)
+        found = await asyncio.to_thread(catalog.plans, FIRST_READS)
+        if len(filling) == 0 and any(p.get("status") == "reading…" for p in found):
+            # the rest are read in the background and reach the page as events
+            filling.add(asyncio.create_task(_fill(catalog, hub, filling)))
         status = [source.status() for source in catalog.sources]
         return JSONResponse({"root": str(catalog.root), "plans": found, "sources": status})
 
@@ -206,14 +228,16 @@ def create_app(
         tasks = []
         if watch:
             tasks.append(asyncio.create_task(_watch(catalog, hub)))
-            tasks += [asyncio.create_task(_poll(source, hub)) for source in catalog.sources]
+            tasks += [
+                asyncio.create_task(_poll(source, hub, catalog)) for source in catalog.sources
+            ]
             # one turn of the loop runs the task's first step, which sets up the file
             # watches (synchronously) before the server accepts its first request
             await asyncio.sleep(0)
         try:
             yield
         finally:
-            for task in tasks:
+            for task in [*tasks, *filling]:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -237,7 +261,17 @@ def create_app(
     return app
 
 
-async def _poll(source: Source, hub: Hub) -> None:
+async def _fill(catalog: Catalog, hub: Hub, filling: set[asyncio.Task[None]]) -> None:
+    """Read the plans a list left unread; tell the pages as each batch is read."""
+    try:
+        while events := await asyncio.to_thread(catalog.fill):
+            for event in events:
+                hub.publish(event)
+    finally:
+        filling.clear()
+
+
+async def _poll(source: Source, hub: Hub, catalog: Catalog) -> None:
     """Turn what changed in ``source`` into board events, looking every
     ``source.interval`` seconds."""
     while True:
@@ -246,6 +280,8 @@ async def _poll(source: Source, hub: Hub) -> None:
         except Exception as exc:  # a poll that fails is said on the page, and tried again
             source.error = f"{type(exc).__name__}: {exc}"
             events = []
+        if events:  # plan directories the changed sessions own change with them
+            events += await asyncio.to_thread(catalog.recheck)
         for event in events:
             hub.publish(event)
         await asyncio.sleep(source.interval)

@@ -27,6 +27,10 @@ from plankit.board.sources import Source
 
 MAX_VERSIONS = 50
 """Versions kept per plan."""
+FIRST_READS = 500
+"""Plans read for one list at most; the others are listed as being read (their line
+comes as a ``changed`` event once :meth:`Catalog.fill` has read it), so the first
+list of a tree of 10,000 plans comes at once, not after reading them all."""
 
 
 @dataclass(slots=True)
@@ -65,16 +69,43 @@ class Catalog:
         with self._lock:
             self._refs = None
 
-    def plans(self) -> list[dict[str, Any]]:
-        """Every plan's summary: the root's, in order, then each source's."""
+    def plans(self, budget: int | None = None) -> list[dict[str, Any]]:
+        """Every plan's summary: the root's, in order, then each source's.  With a
+        ``budget``, at most that many plans not read yet are read; the others are
+        listed as being read (``"status": "reading…"``, see :meth:`unread`)."""
         out = []
         for ref in self.refs():
+            if budget is not None and not self._known(ref):
+                if budget <= 0:
+                    out.append(_reading(ref))
+                    continue
+                budget -= 1
             found = self.summary(ref)
             if found is not None:
                 out.append(found)
         for source in self.sources:
             out += source.plans()
         return out
+
+    def _known(self, ref: PlanRef) -> bool:
+        with self._lock:
+            return ref.id in self._entries
+
+    def unread(self) -> list[PlanRef]:
+        """The plans found whose summary was never read."""
+        return [ref for ref in self.refs() if not self._known(ref)]
+
+    def fill(self, most: int = FIRST_READS) -> list[dict[str, Any]]:
+        """Read ``most`` plans not read yet; a ``changed`` event for each (a plan
+        that turned out not to be one is ``removed``).  Nothing: all are read."""
+        events: list[dict[str, Any]] = []
+        for ref in self.unread()[:most]:
+            made = self.summary(ref)
+            if made is None:
+                events.append({"type": "removed", "id": ref.id})
+            else:
+                events.append({"type": "changed", "plan": made})
+        return events
 
     def source_of(self, plan_id: str) -> Source | None:
         """The source ``plan_id`` belongs to, or None for a plan under the root."""
@@ -105,13 +136,14 @@ class Catalog:
         path = locate(self.root, ref)
         if path is None:
             return None
-        sig = views.signature(ref, path)
+        tracked = self._tracked(ref, path)
+        sig = (*views.signature(ref, path), tracked)
         with self._lock:
             entry = self._entries.get(ref.id)
             if entry is not None and entry.signature == sig:
                 return entry.summary
         try:
-            made, text = views.read(ref, path)
+            made, text = views.read(ref, path, tracked=tracked)
         except Exception as exc:  # a plan that cannot be read is listed broken
             made, text = (
                 {
@@ -133,6 +165,33 @@ class Catalog:
                 del entry.versions[:-MAX_VERSIONS]
         return made
 
+    def _tracked(self, ref: PlanRef, path: Path) -> views.Tracked | None:
+        """The session that owns an agentflow directory, and its tasks' states."""
+        if ref.kind != "agentflow":
+            return None
+        for source in self.sources:
+            found = source.tracked(str(path))
+            if found is not None:
+                return found
+        return None
+
+    def recheck(self) -> list[dict[str, Any]]:
+        """``changed`` events for the agentflow directories whose line changed with
+        their session's task states (after a poll of the control plane)."""
+        events = []
+        for ref in self.refs():
+            if ref.kind != "agentflow":
+                continue
+            with self._lock:
+                entry = self._entries.get(ref.id)
+                before = entry.summary if entry else None
+            if entry is None:
+                continue
+            made = self.summary(ref)
+            if made is not None and made != before:
+                events.append({"type": "changed", "plan": made})
+        return events
+
     # --- one plan ----------------------------------------------------------------------
 
     def find(self, plan_id: str) -> PlanRef | None:
@@ -149,7 +208,7 @@ class Catalog:
             return None
         self.summary(ref)
         try:
-            data = views.detail(ref, path)
+            data = views.detail(ref, path, self._tracked(ref, path))
         except Exception as exc:  # never a 500 for a plan: its errors are shown
             data = {"kind": ref.kind, "id": ref.id, "path": ref.rel, "title": ref.rel}
             data["errors"] = [
@@ -219,6 +278,20 @@ class Catalog:
             if made is not None:
                 events.append({"type": "changed", "plan": made})
         return events
+
+
+def _reading(ref: PlanRef) -> dict[str, Any]:
+    """The line of a plan listed before it was read."""
+    name = ref.rel.rsplit("/", 1)[-1]
+    return {
+        "kind": ref.kind,
+        "id": ref.id,
+        "path": ref.rel,
+        "title": name,
+        "progress": {"done": 0, "total": 0},
+        "updated": None,
+        "status": "reading…",
+    }
 
 
 def _history(versions: list[tuple[str, str, str]]) -> list[dict[str, Any]]:

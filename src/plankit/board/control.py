@@ -65,6 +65,8 @@ class ControlSource(Source):
         self._marks: dict[str, Any] = {}
         self._polling = threading.Lock()
         self._polled = False
+        self._owners: dict[str, tuple[str, str]] = {}  # plan directory -> session, thread
+        self._states: dict[str, dict[tuple[str, str], str]] = {}  # per session, this read
 
     # --- the connection ------------------------------------------------------------------
 
@@ -191,6 +193,12 @@ class ControlSource(Source):
             return []
         finally:
             self._polled = True
+        try:
+            owners = self._read(lambda db: _owners(db, [row.summary.session for row in rows]))
+        except Exception:  # the sessions are shown; their directories keep state.json
+            owners = {}
+        with self._lock:
+            self._owners, self._states = owners or {}, {}
         self.error = None
         self._signature = signature
         marks = {s["id"]: _mark(row) for s, row in zip(summaries, rows, strict=True)}
@@ -199,6 +207,30 @@ class ControlSource(Source):
         touched = {i for i, mark in marks.items() if self._marks.get(i, mark) != mark}
         self._marks = marks
         return self._publish(summaries, touched)
+
+    def tracked(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """The session whose live thread's plan directory is ``path``, and the states of
+        that thread's tasks in its tracked commit (agentflow's own words)."""
+        from plankit.agentflow import reader
+
+        self._first_poll()
+        with self._lock:
+            owner = self._owners.get(_real(path))
+            cached = self._states.get(owner[0]) if owner else None
+        if owner is None:
+            return None
+        session_id, thread_id = owner
+        if cached is None:
+            try:
+                found = self._read(lambda db: reader.commit(db, session_id, None))
+            except Exception:
+                return None
+            states = found[1] if found else None
+            cached = {(t.thread_id, t.task_id): t.state for t in states or []}
+            with self._lock:
+                self._states[session_id] = cached
+        mine = {task: state for (thread, task), state in cached.items() if thread == thread_id}
+        return session_id, mine
 
     # --- one session ---------------------------------------------------------------------
 
@@ -245,6 +277,27 @@ class ControlSource(Source):
 
 _ATTEMPTS = 4
 """Reads of a SQLite file done again when a writer changed it meanwhile, at most."""
+
+
+def _real(path: str) -> str:
+    import os
+
+    return os.path.realpath(path)
+
+
+def _owners(db: Any, sessions: list[Any]) -> dict[str, tuple[str, str]]:
+    """Each live thread's plan directory (resolved) → its session and thread."""
+    from plankit.agentflow import reader
+
+    out: dict[str, tuple[str, str]] = {}
+    for session in sessions:
+        if session.ended_at:
+            continue
+        threads, _ = reader.timeline(db, session.session_id, 0)
+        for thread in threads:
+            if not thread.removed_at and thread.plan_dir:
+                out[_real(thread.plan_dir)] = (session.session_id, thread.thread_id)
+    return out
 
 
 def _commit_number(asked: str | None) -> int | None:

@@ -122,6 +122,11 @@ def discover(root: Path) -> list[PlanRef]:
     return sorted(found)
 
 
+def _named_like_a_checklist(name: str) -> bool:
+    lower = name.lower()
+    return lower in CHECKLIST_NAMES or lower.endswith(".plan.md")
+
+
 def _walk(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
     """``os.walk`` without following links; names of links are left out."""
     stack = [root]
@@ -137,7 +142,11 @@ def _walk(root: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
                     if entry.is_dir(follow_symlinks=False):
                         if entry.name not in SKIP_DIRS:
                             dirs.append(entry.name)
-                    elif entry.is_file(follow_symlinks=False):
+                    elif entry.is_file(follow_symlinks=False) or _named_like_a_checklist(
+                        entry.name
+                    ):
+                        # a FIFO or a socket named like a checklist is listed too, and
+                        # its page says why it is not read (it is never opened to wait)
                         files.append(entry.name)
         except OSError:
             continue

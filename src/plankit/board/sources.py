@@ -62,6 +62,11 @@ class Source:
         """The plan's kept versions, oldest first: ``(label, time, text)``."""
         raise NotImplementedError
 
+    def tracked(self, path: str) -> tuple[str, dict[str, str]] | None:
+        """The session that owns the plan directory at ``path`` and its tasks' states,
+        when this source knows one (the control plane); else None."""
+        return None
+
     def close(self) -> None:
         """Let go of connections (the board is stopping)."""
 

@@ -5,12 +5,52 @@
 const token = new URLSearchParams(location.search).get("token");
 const KINDS = { teddy: "TeDDy sessions", checklist: "Checklists", session: "agentflow sessions",
   agentflow: "agentflow plans", acp: "ACP runs" };
-const ICON = { done: "✔", success: "✔", completed: "✔", doing: "◐", in_progress: "◐", claimed: "◐",
-  review: "?", blocked: "■", failure: "✘", failed: "✘", todo: "○", pending: "○", ready: "○", skipped: "–",
-  waiting: "○", untracked: "·" };
+// the board's one vocabulary of states (docs/board.md), whatever the kind of plan
+const STATES = ["waiting", "todo", "doing", "review", "blocked", "failed", "skipped", "done"];
+const ICON = { done: "✔", doing: "◐", review: "?", blocked: "■", failed: "✘", todo: "○", waiting: "○",
+  skipped: "–", untracked: "·" };
 const plans = new Map();
-const shownCommit = new Map(); // agentflow session id -> the commit picked (none: the latest)
 let openId = null;
+
+// The URL says what is shown (#plan=ID&commit=N&q=TEXT&state=STATE): a reload, a shared
+// link and the back button all land on the same view.
+function route() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  return { plan: p.get("plan"), commit: p.get("commit"), q: p.get("q") || "", state: p.get("state") || "" };
+}
+
+function href(changes) {
+  const next = { ...route(), ...changes };
+  const p = new URLSearchParams();
+  for (const key of ["plan", "commit", "q", "state"]) if (next[key]) p.set(key, next[key]);
+  return "#" + p.toString();
+}
+
+function go(changes, push = true) {
+  const target = href(changes);
+  if (target === location.hash || (target === "#" && !location.hash)) return;
+  if (push) location.hash = target; // a new entry in the history: back returns here
+  else { history.replaceState(null, "", target); follow(); }
+}
+
+let shown = { plan: null, commit: null };
+
+function follow() {
+  const r = route();
+  const search = document.getElementById("search"), state = document.getElementById("state");
+  if (search.value !== r.q) search.value = r.q;
+  if (state.value !== r.state) state.value = r.state;
+  if (r.plan !== shown.plan || r.commit !== shown.commit) {
+    shown = { plan: r.plan, commit: r.commit };
+    if (r.plan) openPlan(r.plan);
+    else {
+      openId = null;
+      document.getElementById("detail").replaceChildren(el("p", { class: "muted", text: "Pick a plan on the left." }));
+      delete document.getElementById("detail").dataset.id;
+    }
+  }
+  renderList();
+}
 
 // the list's group: agentflow sessions (from the control plane) apart from plan directories
 const group = (plan) => (plan.source === "control" ? "session" : plan.kind);
@@ -44,11 +84,13 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function bar(progress) {
+function bar(progress, label) {
   const pct = progress.total ? Math.round((100 * progress.done) / progress.total) : 0;
   const fill = el("span");
   fill.style.width = pct + "%";
-  return el("div", { class: "bar", title: `${progress.done}/${progress.total}` }, fill);
+  return el("div", { class: "bar", title: `${progress.done}/${progress.total}`, role: "progressbar",
+    "aria-label": label || "progress", "aria-valuemin": "0", "aria-valuemax": String(progress.total),
+    "aria-valuenow": String(progress.done), "aria-valuetext": `${progress.done} of ${progress.total} done` }, fill);
 }
 
 // "11:59" today, "2026-11-20" before (the whole time in the tooltip)
@@ -62,27 +104,61 @@ function when(iso) {
     : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
+// search (title, path, status) and a filter by state, across every plan
+function matches(plan, r) {
+  if (r.state && (plan.state || "todo") !== r.state) return false;
+  if (!r.q) return true;
+  const hay = `${plan.title} ${plan.path} ${plan.status || ""} ${plan.kind}`.toLowerCase();
+  return r.q.toLowerCase().split(/\s+/).filter(Boolean).every((word) => hay.includes(word));
+}
+
 function renderList() {
   const nav = document.getElementById("list");
+  const focused = document.activeElement && document.activeElement.closest ? document.activeElement.closest("#list .card") : null;
+  const keep = focused ? focused.dataset.id : null;
   nav.replaceChildren();
+  const r = route();
+  let shownCount = 0;
   for (const kind of Object.keys(KINDS)) {
-    const mine = [...plans.values()].filter((p) => group(p) === kind);
+    const mine = [...plans.values()].filter((p) => group(p) === kind && matches(p, r));
     if (!mine.length) continue;
+    shownCount += mine.length;
     nav.append(el("h2", { text: `${KINDS[kind]} (${mine.length})` }));
+    const list = el("ul", { class: "cards", "aria-label": KINDS[kind] });
     for (const plan of mine) {
-      const card = el("div", { class: "card" + (plan.id === openId ? " open" : ""), "data-id": plan.id },
-        el("div", { class: "title", text: plan.title }),
-        el("div", { class: "path", text: plan.path }),
-        bar(plan.progress),
-        el("div", { class: "meta" },
+      const state = plan.state || "todo";
+      const card = el("a", { class: "card" + (plan.id === openId ? " open" : ""), "data-id": plan.id,
+        "data-state": state, href: href({ plan: plan.id, commit: null }),
+        "aria-current": plan.id === openId ? "page" : "false" },
+        el("span", { class: "title", text: plan.title }),
+        el("span", { class: "path", text: plan.path }),
+        bar(plan.progress, `${plan.title}: progress`),
+        el("span", { class: "meta" },
           el("span", { text: `${plan.progress.done}/${plan.progress.total}` }),
-          el("span", { text: plan.status || "" }),
+          el("span", { class: "state " + state, text: plan.status || state }),
           el("span", { title: plan.updated || "", text: when(plan.updated) })));
-      card.addEventListener("click", () => openPlan(plan.id));
-      nav.append(card);
+      list.append(el("li", {}, card));
     }
+    nav.append(list);
   }
+  if (!shownCount && plans.size) nav.append(el("p", { class: "muted", text: "No plan matches the search and the filter." }));
   nav.dataset.count = String(plans.size);
+  nav.dataset.shown = String(shownCount);
+  if (keep) {
+    const again = nav.querySelector(`.card[data-id="${CSS.escape(keep)}"]`);
+    if (again) again.focus();
+  }
+}
+
+// Up and Down move between the cards; Enter opens one (it is a link)
+function cardKeys(event) {
+  if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+  const cards = [...document.querySelectorAll("#list .card")];
+  const at = cards.indexOf(document.activeElement);
+  if (at < 0) return;
+  event.preventDefault();
+  const next = cards[Math.max(0, Math.min(cards.length - 1, at + (event.key === "ArrowDown" ? 1 : -1)))];
+  next.focus();
 }
 
 function problems(list, cls, heading) {
@@ -94,10 +170,16 @@ function problems(list, cls, heading) {
 // "Completed 🟢" → the word, shown in the colour of its state (no emoji font needed)
 const PICTOGRAPHS = /[\p{Extended_Pictographic}\u{1F7E0}-\u{1F7EB}\uFE0F]/gu;
 
-function turnState(status) {
-  if (status === "awaiting execution") return "pending";
-  if (!status || status === "no plan yet") return "";
-  return /^(Completed|Skipped)/.test(status) ? "ok" : /^Partial/.test(status) ? "partial" : "bad";
+// a turn's box and badge: the colour of its state
+function turnClass(turn) {
+  if (turn.status === "awaiting execution") return "pending";
+  if (!turn.status || turn.status === "no plan yet") return "";
+  return { done: "ok", skipped: "partial", failed: "bad" }[turn.state] || "";
+}
+
+function stateIcon(state, native) {
+  return el("span", { class: "st " + state, title: native && native !== state ? `${state} (${native})` : state,
+    "aria-label": state, text: ICON[state] || "·" });
 }
 
 function lines(text, sign, cls) {
@@ -112,7 +194,7 @@ function fragment(nodes) {
   return out;
 }
 
-function plannedAction(a) {
+function plannedAction(a, notRun) {
   const target = a.path || a.resource || a.command || a.agent || "";
   const body = [];
   if (a.edits) for (const e of a.edits) body.push(el("pre", { class: "diff" }, fragment([...lines(e.find, "-", "del"), ...lines(e.replace, "+", "add")])));
@@ -120,7 +202,7 @@ function plannedAction(a) {
   else if (a.command) body.push(el("pre", { text: a.command }));
   else if (a.message) body.push(el("pre", { text: a.message }));
   return el("li", {}, el("details", {},
-    el("summary", {}, el("span", { class: "st pending", text: ICON.pending }), ` ${a.type} ${target}`,
+    el("summary", {}, notRun ? stateIcon("skipped", "not run") : stateIcon("todo", "planned"), ` ${a.type} ${target}`,
       a.description ? el("span", { class: "muted", text: ` — ${a.description}` }) : null),
     ...body));
 }
@@ -129,8 +211,9 @@ function teddyView(plan) {
   const out = [];
   if (plan.call_stack && plan.call_stack.length) out.push(el("p", {}, el("strong", { text: "Call stack: " }), plan.call_stack.join(" ← ")));
   if (plan.memos && plan.memos.length) out.push(el("details", {}, el("summary", { text: `Memos (${plan.memos.length})` }), el("ul", {}, ...plan.memos.map((m) => el("li", { text: m })))));
+  out.push(problems(plan.errors, "errors", "Problems"));
   for (const turn of plan.turns) {
-    const state = turnState(turn.status);
+    const state = turnClass(turn);
     const usage = turn.model ? `${turn.model}${turn.input_tokens ? ` · ${turn.input_tokens} in / ${turn.output_tokens || "?"} out` : ""}` : "";
     const box = el("div", { class: "turn " + state, "data-turn": turn.turn },
       el("h3", { text: `Turn ${turn.turn}: ${turn.title || "(no plan yet)"}` }),
@@ -139,21 +222,38 @@ function teddyView(plan) {
         el("span", { text: turn.agent || "" }),
         el("span", { class: "muted", text: usage })));
     if (turn.message) box.append(el("details", {}, el("summary", { text: "Message" }), el("pre", { text: turn.message })));
+    if (turn.reasons && turn.reasons.length)
+      box.append(el("div", { class: "errors", "data-reasons": "" }, el("strong", { text: "Why the plan was not run" }),
+        el("ul", {}, ...turn.reasons.map((r) => el("li", { text: r })))));
     box.append(problems(turn.errors, "errors", "Plan problems") || "");
     if (turn.actions.length) {
-      box.append(el("ul", { class: "tasks" }, ...turn.actions.map((a) =>
-        el("li", {}, el("details", {},
-          el("summary", {}, el("span", { class: "st " + a.outcome, text: ICON[a.outcome] || "·" }), ` ${a.type} ${a.target || ""}`),
-          el("pre", { text: a.text }))))));
+      box.append(el("ul", { class: "tasks" }, ...turn.actions.map((a) => {
+        const why = a.state === "failed" ? failureLine(a.text) : a.reason;
+        const details = el("details", {},
+          el("summary", {}, stateIcon(a.state, a.outcome), ` ${a.type} ${a.target || ""}`,
+            why ? el("span", { class: "note " + a.state, text: ` — ${why}` }) : null),
+          el("pre", { text: a.text }));
+        return el("li", { "data-state": a.state }, details);
+      })));
     } else if (turn.plan) {
       if (state === "pending") box.append(el("p", { class: "muted", text: "This plan awaits execution (teddy execute):" }));
       if (turn.plan.memos && turn.plan.memos.length)
         box.append(el("ul", { class: "tasks" }, ...turn.plan.memos.map((m) => el("li", { text: `memo ${m.op} ${m.text}` }))));
-      box.append(el("ul", { class: "tasks" }, ...turn.plan.actions.map(plannedAction)));
+      box.append(el("ul", { class: "tasks" }, ...turn.plan.actions.map((a) => plannedAction(a, turn.state === "failed"))));
     }
     out.push(box);
   }
   return out;
+}
+
+// the line of a failed action's report that says why (its first note, error or output)
+function failureLine(text) {
+  const lines = String(text || "").split("\n");
+  const note = lines.find((l) => /^- \*\*(Note|Error)/.test(l));
+  if (note) return note.replace(/^- \*\*[^*]+:\*\*\s*/, "");
+  const fence = lines.findIndex((l) => /^(`{3,}|~{3,})/.test(l));
+  const first = fence >= 0 ? lines.slice(fence + 1).find((l) => l.trim() && !/^(`{3,}|~{3,})/.test(l)) : null;
+  return first ? first.trim().slice(0, 200) : "failed";
 }
 
 function checklistView(plan) {
@@ -165,8 +265,8 @@ function checklistView(plan) {
   for (const phase of plan.plan.phases) {
     out.push(el("h3", { text: `Phase ${phase.number}: ${phase.name}` }), bar(phase.progress));
     out.push(el("ul", { class: "tasks" }, ...phase.tasks.map((t) =>
-      el("li", { "data-step": t.step, "data-status": t.status, class: "depth" + Math.min(3, t.step.split(".").length - 2) },
-        el("span", { class: "st " + t.status, text: ICON[t.status] || "·" }),
+      el("li", { "data-step": t.step, "data-status": t.status, "data-state": t.state || t.status, class: "depth" + Math.min(3, t.step.split(".").length - 2) },
+        stateIcon(t.state || t.status, t.status),
         ` ${t.step} ${t.title}`, (t.blocked_reason || t.review_note) ? el("span", { class: "note " + t.status, text: ` — ${t.blocked_reason || t.review_note}` }) : null))));
   }
   if (plan.plan.questions && plan.plan.questions.length)
@@ -182,6 +282,9 @@ function graphView(graph) {
   const rows = Math.max(1, ...graph.nodes.map((n) => n.y + 1));
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("class", "graph");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `dependency graph of ${graph.nodes.length} tasks: ` +
+    graph.nodes.map((n) => `${n.id} ${n.state}`).join(", "));
   svg.setAttribute("width", cols * (W + GX) + GX);
   svg.setAttribute("height", rows * (H + GY) + GY);
   const at = new Map(graph.nodes.map((n) => [n.id, { x: GX / 2 + n.x * (W + GX), y: GY + n.y * (H + GY) }]));
@@ -204,7 +307,7 @@ function graphView(graph) {
     path.setAttribute("data-to", e.to);
     svg.append(path);
   }
-  const fill = { done: "#e6f4e9", claimed: "#fff1d6", in_progress: "#fff1d6", failed: "#fdecea", ready: "#e4ecfa" };
+  const fill = { done: "#e6f4e9", doing: "#fff1d6", review: "#fff1d6", failed: "#fdecea", blocked: "#fdecea", todo: "#e4ecfa" };
   for (const n of graph.nodes) {
     const p = at.get(n.id);
     const g = document.createElementNS(ns, "g");
@@ -217,7 +320,7 @@ function graphView(graph) {
     label.setAttribute("x", p.x + 8); label.setAttribute("y", p.y + 18);
     label.textContent = n.id.length > 21 ? n.id.slice(0, 20) + "…" : n.id;
     const tip = document.createElementNS(ns, "title");
-    tip.textContent = `${n.id}: ${n.state}`;
+    tip.textContent = `${n.id}: ${n.state}${n.native && n.native !== n.state ? ` (${n.native})` : ""}`;
     const state = document.createElementNS(ns, "text");
     state.setAttribute("x", p.x + 8); state.setAttribute("y", p.y + 34); state.setAttribute("fill", "#6b6b66");
     state.textContent = n.state;
@@ -230,14 +333,17 @@ function graphView(graph) {
 function agentflowView(plan) {
   const out = [problems(plan.errors, "errors", "Validation problems")];
   if (!plan.plan) return out;
-  const states = new Map(plan.graph.nodes.map((n) => [n.id, n.state]));
+  const states = new Map(plan.graph.nodes.map((n) => [n.id, n]));
+  if (plan.owner_session) out.push(el("p", { class: "muted", "data-session": plan.owner_session,
+    text: `Task states from agentflow session ${plan.owner_session}, which owns this directory.` }));
   out.push(el("p", { class: "muted", text: `${plan.plan.tasks.length} tasks in ${plan.plan.waves.length} waves; critical path: ${plan.graph.critical_path.join(" → ")}` }));
   out.push(el("div", { class: "graphbox" }, graphView(plan.graph)));
   if (plan.plan.body && plan.plan.body.trim()) out.push(el("details", {}, el("summary", { text: "The plan" }), el("pre", { text: plan.plan.body.trim() })));
   out.push(el("ul", { class: "tasks" }, ...plan.plan.tasks.map((t) => {
-    const state = states.get(t.id) || "pending";
+    const node = states.get(t.id) || { state: "todo" };
+    const state = node.state;
     return el("li", { "data-task": t.id, "data-state": state }, el("details", {},
-      el("summary", {}, el("span", { class: "st " + state, text: ICON[state] || "·" }), " ", el("strong", { text: t.id }),
+      el("summary", {}, stateIcon(state, node.native), " ", el("strong", { text: t.id }),
         t.agent ? el("span", { class: "muted", text: ` (${t.agent})` }) : null,
         t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null),
       t.subtasks.length ? el("ul", {}, ...t.subtasks.map((x) => el("li", { text: x }))) : null,
@@ -301,9 +407,7 @@ function sessionView(plan) {
   }
   const pick = (number) => {
     const latest = plan.commits[plan.commits.length - 1].commit;
-    if (number === latest) shownCommit.delete(plan.id);
-    else shownCommit.set(plan.id, number);
-    showPlan(plan.id);
+    go({ plan: plan.id, commit: number === latest ? null : String(number) });
   };
   const select = el("select", { "aria-label": "commit" });
   for (const c of plan.commits)
@@ -321,14 +425,15 @@ function sessionView(plan) {
     out.push(el("h3", { "data-thread-plan": thread.thread_id, text: `${thread.thread_id} (${thread.kind}): ${thread.plan.title}` }));
     out.push(el("p", { class: "muted", text: `${thread.plan.tasks.length} tasks in ${thread.plan.waves.length} waves; critical path: ${thread.graph.critical_path.join(" → ")}` }));
     out.push(el("div", { class: "graphbox" }, graphView(thread.graph)));
-    const states = new Map(thread.graph.nodes.map((n) => [n.id, n.state]));
+    const states = new Map(thread.graph.nodes.map((n) => [n.id, n]));
     out.push(el("ul", { class: "tasks" }, ...thread.plan.tasks.map((t) => {
-      const state = states.get(t.id) || "pending";
+      const node = states.get(t.id) || { state: "todo" };
+      const state = node.state;
       const tracked = tasks.get(t.id);
       const who = tracked && tracked.holder ? ` — ${tracked.holder}${tracked.host ? "@" + tracked.host : ""}` : "";
       return el("li", { "data-task": t.id, "data-state": state }, el("details", {},
-        el("summary", {}, el("span", { class: "st " + state, text: ICON[state] || "·" }), " ", el("strong", { text: t.id }),
-          el("span", { class: "muted", text: ` ${state}${who}` }),
+        el("summary", {}, stateIcon(state, node.native), " ", el("strong", { text: t.id }),
+          el("span", { class: "muted", text: ` ${state}${node.native && node.native !== state ? ` (${node.native})` : ""}${who}` }),
           t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null,
           tracked && tracked.reason ? el("span", { class: "note failed", text: ` — ${tracked.reason}` }) : null),
         t.subtasks.length ? el("ul", {}, ...t.subtasks.map((x) => el("li", { text: x }))) : null,
@@ -339,8 +444,9 @@ function sessionView(plan) {
 }
 
 function acpView(plan) {
-  return [el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
-    el("li", {}, el("span", { class: "st " + e.status, text: ICON[e.status] || "·" }), ` ${e.content}`,
+  return [problems(plan.errors, "errors", "Problems"), el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
+    el("li", { "data-state": e.state }, stateIcon(e.state, ((e._meta || {}).plankit || {}).status || e.status), ` ${e.content}`,
+      ((e._meta || {}).plankit || {}).reason ? el("span", { class: "note " + e.state, text: ` — ${e._meta.plankit.reason}` }) : null,
       el("span", { class: "muted", text: e.priority ? ` (${e.priority})` : "" }))))];
 }
 
@@ -414,7 +520,8 @@ function openPlan(id) {
 }
 
 async function showPlan(id) {
-  const commit = shownCommit.get(id);
+  const r = route();
+  const commit = r.plan === id && r.commit && /^\d+$/.test(r.commit) ? r.commit : null;
   const plan = await getJson(`api/plans/${encodeURIComponent(id)}${commit ? `?commit=${commit}` : ""}`);
   if (id !== openId) return; // another plan was picked meanwhile
   const section = document.getElementById("detail");
@@ -457,6 +564,13 @@ function restoreDetails(section, keys) {
 }
 
 function start() {
+  const search = document.getElementById("search"), state = document.getElementById("state");
+  for (const s of STATES) state.append(el("option", { value: s, text: s }));
+  search.addEventListener("input", () => go({ q: search.value }, false));
+  state.addEventListener("change", () => go({ state: state.value }));
+  document.getElementById("list").addEventListener("keydown", cardKeys);
+  window.addEventListener("hashchange", follow);
+  follow();
   schedule(true, false);
   const events = new EventSource(api("api/events"));
   events.onerror = () => {

@@ -223,3 +223,124 @@ def render_report(report: Report) -> str:
         log = "\n\n".join(_action_section(i, r) for i, r in enumerate(results, 1))
         parts.append("## 4. Action Log\n\n" + log if log else "## 4. Action Log")
     return "\n\n".join(parts) + "\n"
+
+
+# --- reading a report back ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedAction:
+    """One action as ``report.md`` records it."""
+
+    number: int
+    type: str
+    """``CREATE``, ``EDIT`` … as in its heading."""
+    target: str | None
+    """What the heading names after the type (a path link, a command, an agent)."""
+    outcome: str
+    """``success``, ``failure`` or ``skipped`` (not run: not selected, rejected, an
+    earlier failure)."""
+    reason: str | None
+    """Why it was skipped, as the report says it."""
+    text: str
+    """The action's section below its heading."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadReport:
+    """What a ``report.md`` says, read back by :func:`read_report`."""
+
+    status: str | None
+    """The Overall Status line's value (``Completed 🟢`` …), None when missing."""
+    actions: tuple[ReportedAction, ...]
+    validation_errors: tuple[str, ...]
+    """The first line of each validation error (a Validation Failed report)."""
+    notes: tuple[str, ...]
+    """The header's notes."""
+
+
+def _fence(line: str) -> tuple[str, int] | None:
+    stripped = line.lstrip(" ")
+    char = stripped[:1]
+    if char not in ("`", "~"):
+        return None
+    length = len(stripped) - len(stripped.lstrip(char))
+    return (char, length) if length >= 3 else None
+
+
+def _unfenced_lines(text: str) -> list[tuple[int, str, bool]]:
+    """``(offset, line, inside_a_fence)`` for each line (captured output, diffs and
+    file contents are fenced: a heading inside one is text, not structure)."""
+    out: list[tuple[int, str, bool]] = []
+    opened: tuple[str, int] | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        mark = _fence(bare)
+        if opened is None:
+            out.append((offset, bare, False))
+            opened = mark
+        else:
+            closes = mark is not None and mark[0] == opened[0] and mark[1] >= opened[1]
+            out.append((offset, bare, not closes))
+            if closes and not bare.strip().strip(opened[0]):
+                opened = None
+        offset += len(line)
+    return out
+
+
+_STATUS_LINE = "- **Overall Status:** "
+
+
+def read_status(text: str) -> str | None:
+    """The Overall Status of a ``report.md`` (``Completed 🟢`` …), reading only its
+    header (what a list of many reports needs); None when it has none."""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            return None
+        if line.startswith(_STATUS_LINE):
+            return line[len(_STATUS_LINE) :].strip()
+    return None
+
+
+def read_report(text: str) -> ReadReport:
+    """``report.md`` read back: the overall status, each action's outcome and section,
+    and a Validation Failed report's errors (the shape :func:`render_report` writes)."""
+    status: str | None = None
+    notes: list[str] = []
+    errors: list[str] = []
+    heads: list[tuple[int, int, str, str | None]] = []  # (start, body start, type, target)
+    section = ""
+    for offset, line, fenced_line in _unfenced_lines(text):
+        if fenced_line:
+            continue
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif not section and line.startswith(_STATUS_LINE) and status is None:
+            status = line[len(_STATUS_LINE) :].strip()
+        elif not section and line.startswith("- **Note:** "):
+            notes.append(line[len("- **Note:** ") :].strip())
+        elif section.endswith("Validation Errors") and line.startswith("- "):
+            errors.append(line[2:].strip())
+        elif section.endswith("Action Log") and line.startswith("### "):
+            number, _, rest = line[4:].partition(". `")
+            kind, _, named = rest.partition("`")
+            if number.isdigit() and kind:
+                heads.append((offset, offset + len(line), kind, named.strip() or None))
+    actions = []
+    for i, (_start, body_start, kind, target) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        body = text[body_start:end]
+        actions.append(_reported(i + 1, kind, target, body))
+    return ReadReport(status, tuple(actions), tuple(errors), tuple(notes))
+
+
+def _reported(number: int, kind: str, target: str | None, body: str) -> ReportedAction:
+    outcome, reason = "skipped", None
+    for line in body.strip("\n").split("\n\n", 1)[0].splitlines():  # its metadata list
+        if line.startswith("- **Execution:** "):
+            outcome = "success" if line.endswith(("Success 🟢", "Success")) else "failure"
+        elif line.startswith("- **Status:** Skipped"):
+            value = line[len("- **Status:** Skipped") :].strip(" 🟡")
+            reason = value[1:-1] if value.startswith("(") and value.endswith(")") else value
+    return ReportedAction(number, kind, target, outcome, reason or None, body.strip())

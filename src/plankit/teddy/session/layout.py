@@ -234,9 +234,21 @@ def read_meta(path: Path, default_id: str) -> TurnMeta:
     """Read a ``meta.yaml`` (a missing file is a turn with no parent)."""
     from plankit.teddy.session.yamlio import load_yaml
 
-    data = load_yaml(path, default={})
+    return meta_from_data(load_yaml(path, default={}), str(path), default_id)
+
+
+def meta_from_text(text: str, path: str, default_id: str) -> TurnMeta:
+    """A ``meta.yaml`` read by the caller (``path`` names it in errors), read as
+    :func:`read_meta` reads the file."""
+    from plankit.teddy.session.yamlio import yaml_from_text
+
+    return meta_from_data(yaml_from_text(text, path, default={}), path, default_id)
+
+
+def meta_from_data(data: object, path: str, default_id: str) -> TurnMeta:
+    """The turn's metadata from a loaded ``meta.yaml``."""
     if not isinstance(data, dict):
-        raise SessionError("meta.yaml must be a mapping", code="bad-meta", path=str(path))
+        raise SessionError("meta.yaml must be a mapping", code="bad-meta", path=path)
 
     def field(key: str) -> str | None:
         value = data.get(key)
@@ -250,7 +262,7 @@ def read_meta(path: Path, default_id: str) -> TurnMeta:
             raise SessionError(
                 f"'{key}' must be a whole number of tokens, not {value!r}",
                 code="bad-meta",
-                path=str(path),
+                path=path,
             )
         return int(value)
 

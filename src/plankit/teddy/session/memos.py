@@ -20,9 +20,19 @@ def load_memos(root: Path) -> list[str]:
     from plankit.teddy.session.yamlio import load_yaml
 
     path = memos_path(root)
-    data = load_yaml(path, default=[])
+    return _memo_list(load_yaml(path, default=[]), str(path))
+
+
+def memos_from_text(text: str, path: str) -> list[str]:
+    """The memos of a ``memos.yaml`` the caller read (``path`` names it in errors)."""
+    from plankit.teddy.session.yamlio import yaml_from_text
+
+    return _memo_list(yaml_from_text(text, path, default=[]), path)
+
+
+def _memo_list(data: object, path: str) -> list[str]:
     if not isinstance(data, list) or not all(isinstance(m, str) for m in data):
-        raise InputError("memos.yaml must be a list of strings", code="bad-memos", path=str(path))
+        raise InputError("memos.yaml must be a list of strings", code="bad-memos", path=path)
     return [str(m) for m in data]
 
 

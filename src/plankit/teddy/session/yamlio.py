@@ -17,7 +17,7 @@ from plankit.errors import InputError
 from plankit.textio import read_text, write_text_atomic
 from plankit.yamllimits import MAX_YAML_BYTES, MAX_YAML_DEPTH, YamlLimitError, check_nesting
 
-__all__ = ["MAX_YAML_BYTES", "dump_yaml", "load_yaml"]
+__all__ = ["MAX_YAML_BYTES", "dump_yaml", "load_yaml", "yaml_from_text"]
 
 
 def _yaml() -> Any:
@@ -35,27 +35,37 @@ def load_yaml(path: Path, *, default: Any) -> Any:
     if not path.exists():
         return default
     text = read_text(path, max_bytes=MAX_YAML_BYTES, allow_empty=True).text
+    return yaml_from_text(text, str(path), default=default)
+
+
+def yaml_from_text(text: str, path: str, *, default: Any) -> Any:
+    """The YAML document ``text`` (read from ``path``, named in errors) as
+    :func:`load_yaml` reads it, for a caller that read the file itself."""
     if not text.strip():
         return default
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
+        raise InputError(
+            f"is over {MAX_YAML_BYTES // 1_048_576} MiB; refused", code="too-large", path=path
+        )
     from ruamel.yaml.error import YAMLError
 
     try:
         check_nesting(text)
         data = _yaml().load(text)
     except YamlLimitError as exc:
-        raise InputError(exc.message, code="yaml-limit", path=str(path), line=exc.line) from None
+        raise InputError(exc.message, code="yaml-limit", path=path, line=exc.line) from None
     except RecursionError:  # pragma: no cover - check_nesting refuses such files first
         raise InputError(
             f"nested more than {MAX_YAML_DEPTH} levels deep; flatten the structure",
             code="yaml-limit",
-            path=str(path),
+            path=path,
         ) from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(
-            f"invalid YAML: {problem}", code="bad-yaml", path=str(path), line=line
+            f"invalid YAML: {problem}", code="bad-yaml", path=path, line=line
         ) from None
     return default if data is None else data
 
