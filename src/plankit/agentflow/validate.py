@@ -24,6 +24,7 @@ Rules (each :class:`~plankit.agentflow.model.Problem` names one):
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Iterable
 
@@ -209,7 +210,16 @@ def _close(word: str, candidates: set[str]) -> str:
 
 def check_dir(path: str, *, fast: bool = True) -> tuple[Plan | None, list[Problem]]:
     """Load and check the plan directory at ``path``: the plan, or every problem."""
-    return check_loaded(load_dir(path, fast=fast))
+    # Loading builds many small acyclic objects (nodes, fields, problems) that reference
+    # counting frees on its own; the cycle collector would only rescan them, a tenth of
+    # the time at 10,000 tasks. Its pause ends with the check, whatever happens.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return check_loaded(load_dir(path, fast=fast))
+    finally:
+        if paused:
+            gc.enable()
 
 
 def check_dirs(paths: Iterable[str]) -> tuple[list[Plan], list[Problem]]:
