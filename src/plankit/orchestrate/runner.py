@@ -1,0 +1,310 @@
+"""Workers: claim a task, run its agent in a fresh worktree, merge, report, repeat.
+
+:class:`Run` holds what the workers of one process share (the control plane, the
+session, the integration branch, the agent table, the stop signal).  Each worker
+(:func:`worker_loop`) claims a ready task, makes a worktree on a new branch from the
+integration branch's tip, starts the task's agent there and sends one prompt
+(:func:`~.prompts.task_prompt`); while the agent works, the claim's lease is renewed
+every third of its length.  When the agent ends its turn with ``end_turn`` the
+worktree's changes are committed and merged into the integration branch and the task
+is marked done with its evidence; any other ending (another stop reason, a crash, the
+timeout, a conflict) fails it with the reason, which blocks its dependents.  A lost
+lease cancels the agent and abandons the task to whoever claims it next.  The
+worktree and its branch are removed at the end in every case (the branch of a task
+that conflicted is kept, to be merged by hand).
+
+On Ctrl-C (SIGINT or SIGTERM) every running agent gets ``session/cancel``, nothing is
+merged that had not ended, every claim held is released, and the process exits
+once every agent and its process group are gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from plankit.orchestrate import gitwork
+from plankit.orchestrate.prompts import task_prompt
+from plankit.orchestrate.session import AgentFailed, AgentSession
+
+if TYPE_CHECKING:
+    from plankit.agentflow.control import ControlPlane
+    from plankit.agentflow.records import TaskStatus
+    from plankit.orchestrate.agents import AgentTable
+
+POLL = 0.25
+"""Seconds between claims while every ready task is taken by others."""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What became of one claim of a task."""
+
+    ref: str
+    state: str
+    """``done``, ``failed`` or ``released``."""
+    reason: str | None = None
+    merge_commit: str | None = None
+    files: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Timings:
+    """Scheduling figures, in seconds, for the benchmark."""
+
+    claim_to_prompt: list[float] = field(default_factory=list)
+    agent_startup: list[float] = field(default_factory=list)
+    done_to_claim: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    """What the workers of one process share."""
+
+    plane: ControlPlane
+    session_id: str
+    root: str
+    """The repository (the user's project, or this host's clone)."""
+    integration: gitwork.Integration
+    table: AgentTable
+    timeout: float
+    lease: float
+    state_dir: Path
+    """Where worktrees, logs and transcripts of this run go."""
+    env: dict[str, str]
+    """The session's environment, for every agent."""
+    worker_name: str = ""
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    outcomes: list[Outcome] = field(default_factory=list)
+    timings: Timings = field(default_factory=Timings)
+    _events: set[asyncio.Event] = field(default_factory=set)
+    _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _counter: int = 0
+
+    @property
+    def logs(self) -> Path:
+        """Agent logs and transcripts."""
+        return self.state_dir / "logs"
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop claiming, cancel every agent."""
+        self.stop.set()
+        for event in self._events:
+            event.set()
+        self._changed.set()
+
+    def planning_worktree(self) -> Path:
+        """A worktree of the integration branch for the planner."""
+        path = self.state_dir / "worktrees" / "planning"
+        gitwork.add_worktree(self.root, str(path), self._branch("planning"), self.integration.tip())
+        return path
+
+    def drop_planning_worktree(self) -> None:
+        """Remove the planner's worktree and branch."""
+        path = self.state_dir / "worktrees" / "planning"
+        gitwork.remove_worktree(self.root, str(path), self._branch("planning"))
+
+    def _branch(self, name: str) -> str:
+        return f"agentflow-work/{self.session_id[:13]}-{self.worker_name}/{name}"
+
+
+async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+async def worker_loop(run: Run, number: int) -> None:
+    """Claim and run tasks until the session has none left, or the run stops."""
+    from plankit.agentflow.records import ControlError
+
+    finished: float | None = None
+    while not run.stop.is_set():
+        try:
+            claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
+        except ControlError as exc:
+            if exc.code in ("session-ended", "commit-none"):
+                return
+            raise
+        if claimed.task is None:
+            if claimed.remaining == 0:
+                run._changed.set()
+                return
+            run._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run._changed.wait(), POLL)
+            continue
+        if finished is not None:
+            run.timings.done_to_claim.append(time.monotonic() - finished)
+        await run_task(run, claimed.task, time.monotonic(), number)
+        finished = time.monotonic()
+        run._changed.set()
+
+
+async def _heartbeat(run: Run, ref: str, claim: str, lost: asyncio.Event) -> None:
+    from plankit.agentflow.records import ControlError
+
+    while True:
+        await asyncio.sleep(max(run.lease / 3, 0.2))
+        try:
+            await _call(run.plane.heartbeat, ref, run.session_id, claim=claim, lease=run.lease)
+        except ControlError:
+            lost.set()  # the lease ended and the task went to another: stop the agent
+            return
+
+
+def _dependencies(run: Run, status: TaskStatus) -> list[tuple[str, dict[str, Any] | None]]:
+    from plankit.agentflow.evidence import latest_records
+
+    deps = list(status.spec.get("depends_on") or [])
+    if not deps:
+        return []
+    records = latest_records(run.plane, run.session_id)
+    return [(dep, records.get(f"{status.thread_id}/{dep}")) for dep in deps]
+
+
+def _narrative(run: Run, thread_id: str) -> str:
+    record = run.plane.show(run.session_id)
+    for thread in record.threads:
+        if thread.thread_id == thread_id:
+            return thread.plan.body
+    return ""
+
+
+async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int) -> Outcome:
+    """Run one claimed task to its end (see the module documentation)."""
+    from plankit.agentflow.evidence import write_record
+
+    ref, claim = status.ref, status.claim or ""
+    agent_name = status.spec.get("agent") or None
+    command = run.table.command(agent_name)
+    run._counter += 1
+    slug = f"{status.task_id}-{run._counter}"
+    record: dict[str, Any] = {
+        "worker": f"{run.worker_name}/{number}",
+        "host": socket.gethostname(),
+        "agent": agent_name or "default",
+        "command": command,
+        "claimed_at": time.time(),
+        "transcript": str(run.logs / f"{slug}.jsonl"),
+        "log": str(run.logs / f"{slug}.log"),
+    }
+
+    async def finish(outcome: Outcome, **extra: Any) -> Outcome:
+        record.update(extra, outcome=outcome.state, reason=outcome.reason)
+        record.update(merge_commit=outcome.merge_commit, files_changed=list(outcome.files))
+        await _call(write_record, run.plane, run.session_id, ref, claim, outcome.state, record)
+        if outcome.state == "done":
+            await _call(run.plane.done, ref, run.session_id, claim=claim)
+        elif outcome.state == "failed":
+            await _call(run.plane.fail, ref, outcome.reason or "failed", run.session_id,
+                        claim=claim)  # fmt: skip
+        else:
+            with contextlib.suppress(Exception):
+                await _call(run.plane.release, ref, run.session_id, claim=claim)
+        run.outcomes.append(outcome)
+        return outcome
+
+    if command is None:
+        known = ", ".join(run.table.names()) or "none"
+        reason = (
+            f"the task names agent {agent_name!r}, which this run was not given (agents: "
+            f"{known}); add --agent {agent_name}=CMD or an [agents] entry in .agentflow.toml"
+        )
+        return await finish(Outcome(ref, "failed", reason))
+    base = await _call(run.integration.tip)
+    worktree = run.state_dir / "worktrees" / slug
+    branch = run._branch(slug)
+    record["base"] = base
+    await _call(gitwork.add_worktree, run.root, str(worktree), branch, base)
+    keep_branch = False
+    lost = asyncio.Event()
+    run._events.add(lost)
+    if run.stop.is_set():
+        lost.set()
+    beat = asyncio.ensure_future(_heartbeat(run, ref, claim, lost))
+    try:
+        await _call(write_record, run.plane, run.session_id, ref, claim, "running", record)
+        text = await _call(
+            task_prompt,
+            ref,
+            status.spec,
+            await _call(_narrative, run, status.thread_id),
+            await _call(_dependencies, run, status),
+        )
+        try:
+            async with AgentSession(
+                command,
+                worktree,
+                env=run.env,
+                log=run.logs / f"{slug}.log",
+                transcript=run.logs / f"{slug}.jsonl",
+                stop=lost,
+            ) as agent:
+                run.timings.agent_startup.append(agent.ready - agent.started)
+                run.timings.claim_to_prompt.append(
+                    (time.monotonic() - claimed_at) - (agent.ready - agent.started)
+                )
+                end = await agent.prompt(text, run.timeout)
+                evidence = {
+                    "stop_reason": end.stop_reason,
+                    "last_message": agent.record.last_message(),
+                    "tool_calls": agent.record.calls(agent.client.terminals.exits),
+                    "plan_updates": agent.record.plans,
+                    "permissions": agent.record.permissions,
+                }
+        except AgentFailed as exc:
+            if run.stop.is_set() or lost.is_set():
+                return await finish(Outcome(ref, "released", "the run was stopped"))
+            return await finish(Outcome(ref, "failed", str(exc)))
+        if run.stop.is_set() or (lost.is_set() and end.stop_reason != "end_turn"):
+            why = "the run was stopped" if run.stop.is_set() else "its lease was lost"
+            return await finish(Outcome(ref, "released", why), **evidence)
+        if end.stop_reason != "end_turn":
+            return await finish(Outcome(ref, "failed", end.problem), **evidence)
+        beat.cancel()
+        message = f"{status.task_id}: {status.spec.get('title', '')} (agentflow task {ref})"
+        commit = await _call(gitwork.commit_worktree, str(worktree), message)
+        if commit is None:
+            return await finish(Outcome(ref, "done", None), **evidence)
+        async with run._merge_lock:
+            merged = await _call(
+                run.integration.merge, commit, f"Merge agentflow task {status.task_id} ({ref})"
+            )
+        if merged.commit is None:
+            keep_branch = True
+            paths = gitwork.names(list(merged.conflicts))
+            reason = f"merge conflict in {paths}; its work is on branch {branch}"
+            return await finish(Outcome(ref, "failed", reason), task_commit=commit, **evidence)
+        outcome = Outcome(ref, "done", None, merged.commit, merged.files)
+        return await finish(outcome, task_commit=commit, **evidence)
+    except gitwork.GitError as exc:
+        return await finish(Outcome(ref, "failed", str(exc)))
+    finally:
+        beat.cancel()
+        run._events.discard(lost)
+        await _call(gitwork.remove_worktree, run.root, str(worktree),
+                    None if keep_branch else branch)  # fmt: skip
+
+
+def state_dir(home: str, session_id: str, worker: str) -> Path:
+    """Where a worker process keeps its worktrees and logs."""
+    path = Path(home) / "runs" / session_id / worker
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def remove_state(path: Path) -> None:
+    """Remove what a worker process left of its worktrees (its logs stay)."""
+    shutil.rmtree(path / "worktrees", ignore_errors=True)
+
+
+def worker_name() -> str:
+    """This process's name among the workers: host and process id."""
+    return f"{socket.gethostname()}-{os.getpid()}"
