@@ -69,8 +69,9 @@ class ConfinedTerminals(Terminals):
         cwd: str | None,
         limit: int | None,
     ) -> str:
-        from acp import RequestError
         from acp.schema import EnvVariable
+
+        from acp import RequestError
 
         if cwd and not _inside(self.root, cwd):
             raise RequestError.invalid_params(
