@@ -30,7 +30,7 @@ def test_ctrl_c_cancels_the_agents_and_releases_the_claims(project: Project) -> 
     wait_until(lambda: all(p.exists() for p in started), "both hanging agents to start")
     agents = [int(p.read_text()) for p in started]
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=DEADLINE)
+    _, err = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 130, err
     assert "interrupted" in err
     for pid in agents:  # each agent led its own process group

@@ -45,7 +45,7 @@ def test_teddy_plans_and_does_the_tasks(project: Project) -> None:
                 plan_text(create("hello.txt", "hello"), title="Hello"),
                 plan_text(create("world.txt", "world"), title="World"),
             ]
-        )  # fmt: skip
+        )
     )
     teddy = f"{BIN / 'teddy'} acp --model teddy-scripted"
     before = snapshot(project.repo)

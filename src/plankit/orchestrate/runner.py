@@ -129,7 +129,7 @@ async def worker_loop(run: Run, number: int) -> None:
         try:
             claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
         except ControlError as exc:
-            if exc.code in ("session-ended", "commit-none"):
+            if exc.rule in ("session-ended", "commit-none"):
                 return
             raise
         if claimed.task is None:
