@@ -3,6 +3,7 @@ integration branch holding only the tasks that finished."""
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -23,12 +24,25 @@ def test_ctrl_c_cancels_the_agents_and_releases_the_claims(project: Project) -> 
     marks.mkdir()
     before = snapshot(project.repo)
     proc = project.start(
-        "run", "goal", "--workers", "2", "--planner", f"{TOY} --plan {plan}",
+        "run", "goal", "--workers", "2", "--lease", "2s", "--planner", f"{TOY} --plan {plan}",
         "--agent", f"default={TOY} --log {marks}",
     )  # fmt: skip
     started = [marks / "started-stuck", marks / "started-also"]
     wait_until(lambda: all(p.exists() for p in started), "both hanging agents to start")
     agents = [int(p.read_text()) for p in started]
+    # While the agents work, their leases are renewed (every third of the 2 s lease),
+    # and nobody else gets their tasks.
+    sessions = json.loads(project.agentctl("session", "list", "--json").stdout)["sessions"]
+    session = sessions[0]["session_id"]
+    leases: set[str] = set()
+
+    def renewed() -> bool:
+        stuck = project.tasks(session)["stuck"]
+        assert stuck["state"] == "claimed" and stuck["claims"] == 1
+        leases.add(stuck["lease_expires_at"])
+        return len(leases) >= 3
+
+    wait_until(renewed, "the lease of a working agent to be renewed twice")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 130, err
@@ -36,7 +50,7 @@ def test_ctrl_c_cancels_the_agents_and_releases_the_claims(project: Project) -> 
     for pid in agents:  # each agent led its own process group
         assert not group_alive(pid)
     assert snapshot(project.repo) == before
-    session = next(line.split()[1] for line in err.splitlines() if line.startswith("session "))
+    assert f"session {session}" in err
     tasks = project.tasks(session)
     assert tasks["quick"]["state"] == "done"
     assert tasks["stuck"]["state"] == "ready" and tasks["also"]["state"] == "ready"

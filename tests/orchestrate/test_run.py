@@ -140,3 +140,11 @@ def test_without_git_the_run_refuses_in_one_line(project: Project, tmp_path: Pat
     assert done.returncode == 1
     assert "is not in a git repository" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_agent_past_its_timeout_is_cancelled_and_its_task_fails(project: Project) -> None:
+    plan = project.plan("Slow", [{"id": "slow", "body": "Hang.\n\nmode: hang"}])
+    done, report = _run(project, plan, "--timeout", "2s")
+    assert done.returncode == 1
+    assert report["tasks"][0]["state"] == "failed"
+    assert report["tasks"][0]["reason"] == "the turn was timed out after 2 s"

@@ -137,10 +137,9 @@ def run_command(
             os.path.abspath(project), goal, table, plane=plane,
             workers=workers or table.workers or 1,
             timeout=timeout or table.timeout or DEFAULT_TIMEOUT, lease=lease, remote=remote,
+            on_session=lambda sid: click.echo(f"session {sid}", err=True),
         ),
     )  # fmt: skip
-    if not as_json:
-        click.echo(f"session {report.session_id}", err=True)
     _finish(report, as_json)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -132,8 +133,10 @@ def run_goal(
     timeout: float = DEFAULT_TIMEOUT,
     lease: float = DEFAULT_LEASE,
     remote: str | None = None,
+    on_session: Callable[[str], None] | None = None,
 ) -> Report:
-    """``agentctl run``: plan ``goal`` and run every task (see the module docs)."""
+    """``agentctl run``: plan ``goal`` and run every task (see the module docs);
+    ``on_session`` is told the session's id as soon as it exists."""
     root = gitwork.repository_root(project)
     if remote is not None:
         gitwork.git(root, "remote", "get-url", remote)
@@ -141,6 +144,8 @@ def run_goal(
     assert head is not None
     context = plane.start_session()
     session_id = context.session.session_id
+    if on_session is not None:
+        on_session(session_id)
     branch = f"agentflow/{session_id}"
     integration = gitwork.Integration(root, branch, remote)
     integration.create(head)

@@ -154,7 +154,9 @@ async def _heartbeat(run: Run, ref: str, claim: str, lost: asyncio.Event) -> Non
         await asyncio.sleep(max(run.lease / 3, 0.2))
         try:
             await _call(run.plane.heartbeat, ref, run.session_id, claim=claim, lease=run.lease)
-        except ControlError:
+        except ControlError as exc:
+            if exc.rule in ("busy", "state-unusable"):
+                continue  # the database is slow or away: try again at the next beat
             lost.set()  # the lease ended and the task went to another: stop the agent
             return
 
