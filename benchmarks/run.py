@@ -30,6 +30,7 @@ BENCHMARKS = [
     ("bench_claims", 5, 3),
     ("bench_acp", 15, 5),
     ("bench_board", 5, 2),
+    ("bench_orchestrate", 1, 1),
 ]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,8 +60,9 @@ def git(
     return done
 
 
-def _identity(cwd: str) -> dict[str, str]:
-    """Author and committer for commits the run makes: the user's, when set."""
+def identity(cwd: str) -> dict[str, str]:
+    """Author and committer for the commits a run makes: the repository's own (empty:
+    git finds them), else agentflow's."""
     name = git(cwd, "config", "user.name", check=False).stdout.strip()
     email = git(cwd, "config", "user.email", check=False).stdout.strip()
     return {} if name and email else dict(_IDENTITY)
@@ -98,30 +100,62 @@ class Merge:
     """Paths in conflict (then nothing was merged)."""
 
 
-def add_worktree(root: str, path: str, branch: str, base: str) -> None:
-    """A new worktree at ``path`` on a new ``branch`` made at ``base``."""
+_WORKTREES = threading.Lock()
+"""git's bookkeeping of worktrees is not safe for concurrent changes: one at a time."""
+
+
+def add_worktree(root: str, path: str, base: str) -> None:
+    """A new worktree at ``path`` with ``base`` checked out (a detached HEAD: the
+    task's branch is made only when its work has to be kept, see :func:`keep`).
+
+    git's bookkeeping of worktrees is not safe for concurrent additions (one may read
+    another's half-made record), so the workers of a process add one at a time, and an
+    addition that met another process's is tried again."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    git(root, "worktree", "add", "-q", "-b", branch, path, base)
+    with _WORKTREES:
+        for attempt in range(3):
+            done = git(root, "worktree", "add", "-q", "--detach", path, base, check=attempt == 2)
+            if done.returncode == 0:
+                return
+            shutil.rmtree(path, ignore_errors=True)
 
 
-def remove_worktree(root: str, path: str, branch: str | None) -> None:
-    """Remove the worktree (whatever it holds) and, when given, its branch."""
-    git(root, "worktree", "remove", "--force", path, check=False)
-    if os.path.isdir(path):
+def keep(root: str, branch: str, commit: str) -> None:
+    """Keep ``commit`` on a new ``branch`` (the work of a task that could not merge)."""
+    git(root, "branch", "-f", branch, commit)
+
+
+def remove_worktree(root: str, path: str, *, prune: bool = True) -> None:
+    """Remove the worktree, whatever it holds.  Without ``prune`` only its directory
+    goes (no git command, so no wait for the other worktree changes): git's record of
+    it is pruned later by :func:`prune_worktrees`."""
+    if not prune:
         shutil.rmtree(path, ignore_errors=True)
+        return
+    with _WORKTREES:
+        git(root, "worktree", "remove", "--force", path, check=False)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+            git(root, "worktree", "prune", check=False)
+
+
+def prune_worktrees(root: str) -> None:
+    """Forget the worktrees whose directories are gone."""
+    with _WORKTREES:
         git(root, "worktree", "prune", check=False)
-    if branch is not None:
-        git(root, "branch", "-D", branch, check=False)
 
 
-def commit_worktree(path: str, message: str) -> str | None:
+def commit_worktree(path: str, message: str, author: dict[str, str]) -> str | None:
     """Commit everything the agent changed in the worktree; the commit, or None when
-    nothing changed (the tools' own state left out, see :data:`NOT_WORK`)."""
+    nothing changed (the tools' own state left out, see :data:`NOT_WORK`).  ``author``
+    is :func:`identity`."""
     excludes = [f":(exclude){name}" for name in NOT_WORK]
     git(path, "add", "-A", "--", ".", *excludes)
-    if git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
-        return None
-    git(path, "commit", "-q", "--no-verify", "-m", message, env=_identity(path))
+    done = git(path, "commit", "-q", "--no-verify", "-m", message, check=False, env=author)
+    if done.returncode != 0:
+        if git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
+            return None  # nothing to commit
+        raise GitError(f"git commit failed: {(done.stderr or done.stdout).strip()[:300]}")
     return rev(path, "HEAD")
 
 
@@ -131,7 +165,9 @@ def changed_files(cwd: str, base: str, commit: str) -> tuple[str, ...]:
     return tuple(name for name in out.split("\0") if name)
 
 
-def merge_commit(cwd: str, target: str, commit: str, message: str) -> tuple[str | None, list[str]]:
+def merge_commit(
+    cwd: str, target: str, commit: str, message: str, author: dict[str, str]
+) -> tuple[str | None, list[str]]:
     """A merge of ``commit`` into ``target`` made without a working tree: (the merge
     commit, []) or (None, the conflicting paths)."""
     done = git(cwd, "merge-tree", "--write-tree", "--name-only", target, commit, check=False)
@@ -147,9 +183,7 @@ def merge_commit(cwd: str, target: str, commit: str, message: str) -> tuple[str 
     if done.returncode != 0 or not lines:
         raise GitError(f"git merge-tree failed: {done.stderr.strip() or 'no output'}")
     tree = lines[0].strip()
-    made = git(
-        cwd, "commit-tree", tree, "-p", target, "-p", commit, "-m", message, env=_identity(cwd)
-    )
+    made = git(cwd, "commit-tree", tree, "-p", target, "-p", commit, "-m", message, env=author)
     return made.stdout.strip(), []
 
 
@@ -163,6 +197,8 @@ class Integration:
         """``agentflow/<session id>``."""
         self.remote = remote
         """The remote that holds the branch for every host, or None (this repository)."""
+        self.author = identity(root)
+        """Who the run's commits are by (:func:`identity`)."""
 
     @property
     def ref(self) -> str:
@@ -211,15 +247,15 @@ class Integration:
 
     def merge(self, commit: str, message: str, attempts: int = 20) -> Merge:
         """Merge ``commit`` into the branch, again from the new tip whenever another
-        task got there first; never forced."""
+        task got there first; never forced.  (``files`` is left empty: the caller knows
+        what the task changed.)"""
         for _ in range(attempts):
             target = self.tip()
-            made, conflicts = merge_commit(self.root, target, commit, message)
+            made, conflicts = merge_commit(self.root, target, commit, message, self.author)
             if made is None:
                 return Merge(None, (), tuple(conflicts))
-            files = changed_files(self.root, target, made)
             if self._publish(made, target):
-                return Merge(made, files)
+                return Merge(made)
         raise GitError(f"the integration branch {self.branch} kept moving; merge gave up")
 
     def _publish(self, new: str, old: str) -> bool:

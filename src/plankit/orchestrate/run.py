@@ -111,13 +111,18 @@ def _finish(report: Report, run: Run) -> None:
 
 
 async def _work(run: Run, workers: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     loop = asyncio.get_running_loop()
+    # Every worker waits on git and the database in threads, and its heartbeat too.
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=2 * workers + 4))
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, run.interrupt)
     try:
         await asyncio.gather(*(worker_loop(run, n + 1) for n in range(workers)))
     finally:
+        await run.settle()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)

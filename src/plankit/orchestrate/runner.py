@@ -2,7 +2,7 @@
 
 :class:`Run` holds what the workers of one process share (the control plane, the
 session, the integration branch, the agent table, the stop signal).  Each worker
-(:func:`worker_loop`) claims a ready task, makes a worktree on a new branch from the
+(:func:`worker_loop`) claims a ready task, makes a worktree (detached) at the
 integration branch's tip, starts the task's agent there and sends one prompt
 (:func:`~.prompts.task_prompt`); while the agent works, the claim's lease is renewed
 every third of its length.  When the agent ends its turn with ``end_turn`` the
@@ -10,8 +10,9 @@ worktree's changes are committed and merged into the integration branch and the 
 is marked done with its evidence; any other ending (another stop reason, a crash, the
 timeout, a conflict) fails it with the reason, which blocks its dependents.  A lost
 lease cancels the agent and abandons the task to whoever claims it next.  The
-worktree and its branch are removed at the end in every case (the branch of a task
-that conflicted is kept, to be merged by hand).
+worktree is removed at the end in every case, in the background; the work of a task
+that conflicted is kept on a branch ``agentflow-conflict/<session>/<task>-<n>``, to
+be merged by hand.
 
 On Ctrl-C (SIGINT or SIGTERM) every running agent gets ``session/cancel``, nothing is
 merged that had not ended, every claim held is released, and the process exits
@@ -62,6 +63,8 @@ class Timings:
     claim_to_prompt: list[float] = field(default_factory=list)
     agent_startup: list[float] = field(default_factory=list)
     done_to_claim: list[float] = field(default_factory=list)
+    turn_ended: dict[int, float] = field(default_factory=dict)
+    """Worker number → when its last agent's turn ended."""
 
 
 @dataclass
@@ -88,6 +91,8 @@ class Run:
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _counter: int = 0
+    _narratives: dict[str, str] = field(default_factory=dict)
+    _cleanups: set[asyncio.Future[Any]] = field(default_factory=set)
 
     @property
     def logs(self) -> Path:
@@ -104,16 +109,30 @@ class Run:
     def planning_worktree(self) -> Path:
         """A worktree of the integration branch for the planner."""
         path = self.state_dir / "worktrees" / "planning"
-        gitwork.add_worktree(self.root, str(path), self._branch("planning"), self.integration.tip())
+        gitwork.add_worktree(self.root, str(path), self.integration.tip())
         return path
 
     def drop_planning_worktree(self) -> None:
-        """Remove the planner's worktree and branch."""
-        path = self.state_dir / "worktrees" / "planning"
-        gitwork.remove_worktree(self.root, str(path), self._branch("planning"))
+        """Remove the planner's worktree."""
+        gitwork.remove_worktree(self.root, str(self.state_dir / "worktrees" / "planning"))
 
     def _branch(self, name: str) -> str:
-        return f"agentflow-work/{self.session_id[:13]}-{self.worker_name}/{name}"
+        return f"agentflow-conflict/{self.session_id}/{name}"
+
+    def _remove_later(self, worktree: Path) -> None:
+        """Remove a finished task's worktree in the background (off the path to the
+        next claim); :meth:`settle` waits for every removal."""
+        job = asyncio.ensure_future(
+            _call(gitwork.remove_worktree, self.root, str(worktree), prune=False)
+        )
+        self._cleanups.add(job)
+        job.add_done_callback(self._cleanups.discard)
+
+    async def settle(self) -> None:
+        """Wait for the worktree removals still running."""
+        while self._cleanups:
+            await asyncio.gather(*self._cleanups, return_exceptions=True)
+        await _call(gitwork.prune_worktrees, self.root)
 
 
 async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -124,7 +143,6 @@ async def worker_loop(run: Run, number: int) -> None:
     """Claim and run tasks until the session has none left, or the run stops."""
     from plankit.agentflow.records import ControlError
 
-    finished: float | None = None
     while not run.stop.is_set():
         try:
             claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
@@ -140,10 +158,10 @@ async def worker_loop(run: Run, number: int) -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run._changed.wait(), POLL)
             continue
-        if finished is not None:
-            run.timings.done_to_claim.append(time.monotonic() - finished)
+        ended = run.timings.turn_ended.pop(number, None)
+        if ended is not None:
+            run.timings.done_to_claim.append(time.monotonic() - ended)
         await run_task(run, claimed.task, time.monotonic(), number)
-        finished = time.monotonic()
         run._changed.set()
 
 
@@ -172,11 +190,10 @@ def _dependencies(run: Run, status: TaskStatus) -> list[tuple[str, dict[str, Any
 
 
 def _narrative(run: Run, thread_id: str) -> str:
-    record = run.plane.show(run.session_id)
-    for thread in record.threads:
-        if thread.thread_id == thread_id:
-            return thread.plan.body
-    return ""
+    if not run._narratives:
+        record = run.plane.show(run.session_id)
+        run._narratives.update((t.thread_id, t.plan.body) for t in record.threads)
+    return run._narratives.get(thread_id, "")
 
 
 async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int) -> Outcome:
@@ -220,12 +237,14 @@ async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int)
             f"{known}); add --agent {agent_name}=CMD or an [agents] entry in .agentflow.toml"
         )
         return await finish(Outcome(ref, "failed", reason))
-    base = await _call(run.integration.tip)
     worktree = run.state_dir / "worktrees" / slug
-    branch = run._branch(slug)
-    record["base"] = base
-    await _call(gitwork.add_worktree, run.root, str(worktree), branch, base)
-    keep_branch = False
+    try:
+        base = await _call(run.integration.tip)
+        record["base"] = base
+        await _call(gitwork.add_worktree, run.root, str(worktree), base)
+    except gitwork.GitError as exc:
+        run._remove_later(worktree)
+        return await finish(Outcome(ref, "failed", str(exc)))
     lost = asyncio.Event()
     run._events.add(lost)
     if run.stop.is_set():
@@ -254,6 +273,7 @@ async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int)
                     (time.monotonic() - claimed_at) - (agent.ready - agent.started)
                 )
                 end = await agent.prompt(text, run.timeout)
+                run.timings.turn_ended[number] = time.monotonic()
                 evidence = {
                     "stop_reason": end.stop_reason,
                     "last_message": agent.record.last_message(),
@@ -272,27 +292,29 @@ async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int)
             return await finish(Outcome(ref, "failed", end.problem), **evidence)
         beat.cancel()
         message = f"{status.task_id}: {status.spec.get('title', '')} (agentflow task {ref})"
-        commit = await _call(gitwork.commit_worktree, str(worktree), message)
+        author = run.integration.author
+        commit = await _call(gitwork.commit_worktree, str(worktree), message, author)
         if commit is None:
             return await finish(Outcome(ref, "done", None), **evidence)
+        files = await _call(gitwork.changed_files, run.root, base, commit)
         async with run._merge_lock:
             merged = await _call(
                 run.integration.merge, commit, f"Merge agentflow task {status.task_id} ({ref})"
             )
         if merged.commit is None:
-            keep_branch = True
+            branch = run._branch(slug)
+            await _call(gitwork.keep, run.root, branch, commit)
             paths = gitwork.names(list(merged.conflicts))
             reason = f"merge conflict in {paths}; its work is on branch {branch}"
             return await finish(Outcome(ref, "failed", reason), task_commit=commit, **evidence)
-        outcome = Outcome(ref, "done", None, merged.commit, merged.files)
+        outcome = Outcome(ref, "done", None, merged.commit, files)
         return await finish(outcome, task_commit=commit, **evidence)
     except gitwork.GitError as exc:
         return await finish(Outcome(ref, "failed", str(exc)))
     finally:
         beat.cancel()
         run._events.discard(lost)
-        await _call(gitwork.remove_worktree, run.root, str(worktree),
-                    None if keep_branch else branch)  # fmt: skip
+        run._remove_later(worktree)
 
 
 def state_dir(home: str, session_id: str, worker: str) -> Path:
