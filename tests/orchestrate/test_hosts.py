@@ -90,3 +90,24 @@ def test_a_killed_workers_task_is_finished_by_the_other_host(
     # The user's branch on either clone is where it was.
     assert git(host_a, "rev-parse", "main") == git(origin, "rev-parse", "main")
     assert first.returncode == -signal.SIGKILL
+
+
+def test_run_with_a_remote_pushes_the_integration_branch_there(
+    project: Project, tmp_path: Path
+) -> None:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    git(project.repo, "remote", "add", "origin", str(origin))
+    git(project.repo, "push", "-q", "origin", "main")
+    plan = project.plan("Pushed", [{"id": "one", "body": "One."}, {"id": "two", "body": "Two."}])
+    done = project.agentctl(
+        "run", "goal", "--json", "--remote", "origin", "--workers", "2",
+        "--planner", f"{TOY} --plan {plan}", "--agent", f"default={TOY}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    files = git(origin, "ls-tree", "--name-only", report["branch"]).split()
+    assert files == ["README.md", "one.txt", "two.txt"]
+    assert git(origin, "rev-parse", report["branch"]) == report["tip"]
+    # Only the remote holds it: the local repository has no such branch.
+    assert "agentflow/" not in git(project.repo, "branch", "--list")

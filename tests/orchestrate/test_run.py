@@ -113,6 +113,8 @@ def test_crash_conflict_and_unknown_agent_each_fail_with_the_reason(project: Pro
         "README.md",
         "shared.txt",
     ]
+    kept = states[conflicted[0]]["reason"].rsplit("on branch ", 1)[1]
+    assert git(project.repo, "show", f"{kept}:shared.txt").startswith(f"task {conflicted[0]}")
 
 
 def test_a_planner_whose_plan_is_invalid_is_prompted_again(project: Project) -> None:
@@ -122,6 +124,18 @@ def test_a_planner_whose_plan_is_invalid_is_prompted_again(project: Project) -> 
     transcript = Path(project.env["AGENTFLOW_HOME"]).glob("runs/*/*/logs/planner.jsonl")
     assert len(list(transcript)) == 1
     assert [t["state"] for t in report["tasks"]] == ["done"]
+
+
+def test_a_planner_that_never_commits_a_valid_plan_fails_the_run(project: Project) -> None:
+    plan = project.plan("Broken", [{"id": "only", "body": "Write it."}])
+    done = project.agentctl(
+        "run", "goal", "--planner", f"{TOY} --plan {plan} --mode never",
+        "--agent", f"default={TOY}",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "did not commit a valid plan in 3 turns" in done.stderr
+    assert "01-only.md" in done.stderr and "body" in done.stderr
+    assert "agentflow/" not in git(project.repo, "branch", "--list")  # nothing to keep
 
 
 def test_a_write_outside_the_worktree_is_rejected(project: Project) -> None:

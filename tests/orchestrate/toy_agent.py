@@ -5,7 +5,8 @@
 As the planner (``--plan FILE``, a JSON plan ``{"title", "narrative", "tasks": [{"id",
 "depends_on", "agent", "body"}]}``): it reads ``CURRENT_PLAN_DIR`` from its prompt,
 writes the plan there and runs ``agentctl plan commit`` in the client's terminal.
-``--mode bad-plan`` writes a task without a body first and fixes it when prompted again.
+``--mode bad-plan`` writes a task without a body first and fixes it when prompted again;
+``--mode never`` never fixes it.
 
 As a task's agent it reads its task id from the prompt (``# Your task: ID``) and, by
 mode: ``write`` (default) writes ``ID.txt`` through the client's fs (with the prompt's
@@ -117,7 +118,7 @@ class Toy:
                     json.dumps({"prompt": text, "mcp": self.mcp, "cwd": self.cwd,
                                 "env": os.environ.get("AGENTFLOW_SESSION_ID")})
                 )  # fmt: skip
-        broken = self.args.mode == "bad-plan" and self.turns == 1
+        broken = self.args.mode == "never" or (self.args.mode == "bad-plan" and self.turns == 1)
         for name, content in _plan_files(plan, broken).items():
             path = self.plan_dir / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -71,8 +71,9 @@ def _finish(report: Report, as_json: bool) -> NoReturn:
         if task.get("reason"):
             line += f"  ({task['reason']})"
         echo(line)
-    echo(f"branch {report.branch} (from {report.base[:12]}, now {(report.tip or '?')[:12]})")
-    echo("\n".join(report.diffstat) if report.diffstat else "no changes merged")
+    if report.tip is not None:
+        echo(f"branch {report.branch} (from {report.base[:12]}, now {report.tip[:12]})")
+        echo("\n".join(report.diffstat) if report.diffstat else "no changes merged")
     failed = report.failed
     if report.interrupted:
         echo("agentctl run: interrupted; claims released, unfinished work not merged", err=True)

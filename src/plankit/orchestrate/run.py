@@ -87,6 +87,14 @@ def _environment(plane: ControlPlane, session_id: str) -> dict[str, str]:
     return env
 
 
+def _check_remote(root: str, remote: str) -> None:
+    if gitwork.git(root, "remote", "get-url", remote, check=False).returncode != 0:
+        raise gitwork.GitError(
+            f"{root} has no git remote {remote!r}: add the remote every host reaches "
+            f"(git remote add {remote} URL), or name another with --remote"
+        )
+
+
 def _finish(report: Report, run: Run) -> None:
     from plankit.agentflow.records import ControlError
 
@@ -144,7 +152,7 @@ def run_goal(
     ``on_session`` is told the session's id as soon as it exists."""
     root = gitwork.repository_root(project)
     if remote is not None:
-        gitwork.git(root, "remote", "get-url", remote)
+        _check_remote(root, remote)
     head = gitwork.rev(root, "HEAD")
     assert head is not None
     context = plane.start_session()
@@ -175,6 +183,8 @@ def run_goal(
             except PlanningFailed as exc:
                 report.error = str(exc)
                 report.interrupted = run.stop.is_set()
+                if remote is None:  # nothing was merged: the branch goes
+                    gitwork.git(root, "branch", "-D", branch, check=False)
                 return
             await _work(run, workers)
             report.interrupted = run.stop.is_set()
@@ -200,7 +210,7 @@ def join_session(
     """``agentctl worker``: run tasks of a session started elsewhere until none is left."""
     root = gitwork.repository_root(project)
     if remote is not None:
-        gitwork.git(root, "remote", "get-url", remote)
+        _check_remote(root, remote)
     found = plane.context(session, live=True).session
     session_id = found.session_id
     branch = f"agentflow/{session_id}"

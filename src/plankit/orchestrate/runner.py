@@ -147,9 +147,12 @@ async def worker_loop(run: Run, number: int) -> None:
         try:
             claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
         except ControlError as exc:
-            if exc.rule in ("session-ended", "commit-none"):
-                return
-            raise
+            if exc.rule != "commit-none":
+                raise
+            # Planning goes on elsewhere: wait for the session's first commit.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.stop.wait(), POLL * 4)
+            continue
         if claimed.task is None:
             if claimed.remaining == 0:
                 run._changed.set()
