@@ -21,6 +21,7 @@ BENCHMARKS = [
     ("bench_parse_memory", 9, 3),
     ("bench_preprocess", 9, 3),
     ("bench_startup", 30, 20),
+    ("bench_offline_plan", 20, 10),
     ("bench_execute", 7, 3),
     ("bench_checkpoint", 7, 3),
     ("bench_context", 31, 31),
@@ -29,6 +30,7 @@ BENCHMARKS = [
     ("bench_agentflow", 5, 3),
     ("bench_claims", 5, 3),
     ("bench_acp", 15, 5),
+    ("bench_mcp", 15, 5),
     ("bench_board", 5, 2),
     ("bench_orchestrate", 1, 1),
 ]

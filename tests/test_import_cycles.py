@@ -5,6 +5,10 @@ function (the lazy ones that keep start-up fast) and under ``if TYPE_CHECKING:``
 run while a module is being imported, so they cannot break an import and are left
 out.  A second, stricter check counts the lazy imports too: two modules that need each
 other, however late, want the shared part moved to a third module they both import.
+The strictest check counts the imports under ``TYPE_CHECKING`` as well: a module that
+names another's class in its annotations depends on it as surely, and a pair that does
+so both ways is one concept split in two (the lower one states what it needs of the
+upper as a ``Protocol`` instead).
 ``from package import name`` is an edge to ``package.name`` when that is a module, else
 to ``package``.  Importing ``a.b.c`` also runs ``a/__init__.py`` and ``a/b/__init__.py``,
 but a package that is already being initialised is found half-made in ``sys.modules``
@@ -42,33 +46,36 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _imports(body: list[ast.stmt], *, lazy: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports(
+    body: list[ast.stmt], *, lazy: bool, typing: bool = False
+) -> Iterator[ast.Import | ast.ImportFrom]:
     """The import statements that run when a module with ``body`` is imported, and with
-    ``lazy`` also those inside its functions (never those under ``TYPE_CHECKING``)."""
+    ``lazy`` also those inside its functions, with ``typing`` those under
+    ``TYPE_CHECKING``."""
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if lazy:
-                yield from _imports(node.body, lazy=lazy)
+                yield from _imports(node.body, lazy=lazy, typing=typing)
         elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                yield from _imports(node.body, lazy=lazy)
-            yield from _imports(node.orelse, lazy=lazy)
+            if typing or not _is_type_checking(node.test):
+                yield from _imports(node.body, lazy=lazy, typing=typing)
+            yield from _imports(node.orelse, lazy=lazy, typing=typing)
         elif isinstance(node, ast.Try | ast.TryStar):
-            yield from _imports(node.body, lazy=lazy)
+            yield from _imports(node.body, lazy=lazy, typing=typing)
             for handler in node.handlers:
-                yield from _imports(handler.body, lazy=lazy)
-            yield from _imports(node.orelse, lazy=lazy)
-            yield from _imports(node.finalbody, lazy=lazy)
+                yield from _imports(handler.body, lazy=lazy, typing=typing)
+            yield from _imports(node.orelse, lazy=lazy, typing=typing)
+            yield from _imports(node.finalbody, lazy=lazy, typing=typing)
         elif isinstance(node, ast.With | ast.AsyncWith | ast.ClassDef):
-            yield from _imports(node.body, lazy=lazy)
+            yield from _imports(node.body, lazy=lazy, typing=typing)
         elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
-            yield from _imports(node.body, lazy=lazy)
-            yield from _imports(node.orelse, lazy=lazy)
+            yield from _imports(node.body, lazy=lazy, typing=typing)
+            yield from _imports(node.orelse, lazy=lazy, typing=typing)
         elif isinstance(node, ast.Match):
             for case in node.cases:
-                yield from _imports(case.body, lazy=lazy)
+                yield from _imports(case.body, lazy=lazy, typing=typing)
 
 
 def _absolute(node: ast.ImportFrom, name: str, is_package: bool) -> str:
@@ -83,14 +90,16 @@ def _absolute(node: ast.ImportFrom, name: str, is_package: bool) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def import_graph(modules: Mapping[str, Path], *, lazy: bool = False) -> dict[str, set[str]]:
+def import_graph(
+    modules: Mapping[str, Path], *, lazy: bool = False, typing: bool = False
+) -> dict[str, set[str]]:
     """Module → the plankit modules it imports at module level (``lazy``: or anywhere
-    outside ``TYPE_CHECKING``, functions included)."""
+    outside ``TYPE_CHECKING``, functions included; ``typing``: and under it too)."""
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         edges: set[str] = set()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in _imports(tree.body, lazy=lazy):
+        for node in _imports(tree.body, lazy=lazy, typing=typing):
             if isinstance(node, ast.Import):
                 edges.update(alias.name for alias in node.names if alias.name in modules)
                 continue
@@ -203,6 +212,13 @@ def test_lazy_imports_close_no_cycle_either() -> None:
     )
 
 
+def test_no_two_modules_name_each_other_even_in_annotations() -> None:
+    unexpected = _described(find_cycles(import_graph(module_names(), lazy=True, typing=True)))
+    assert not unexpected, "import cycles (counting TYPE_CHECKING imports):\n" + "\n".join(
+        unexpected
+    )
+
+
 # --- the finder itself -------------------------------------------------------------------
 
 
@@ -247,6 +263,17 @@ def test_finder_ignores_lazy_and_type_checking_imports(tmp_path: Path) -> None:
     assert find_cycles(import_graph(modules)) == []
     lazy = find_cycles(import_graph(modules, lazy=True))
     assert [path for _members, path in lazy] == [["pkg.a", "pkg.b", "pkg.a"]]
+    only_typing = _write(
+        tmp_path / "typed",
+        {
+            "__init__.py": "",
+            "a.py": "from pkg import b\n",
+            "b.py": "import typing\nif typing.TYPE_CHECKING:\n    from pkg.a import A\n",
+        },
+    )
+    assert find_cycles(import_graph(only_typing, lazy=True)) == []
+    typed = find_cycles(import_graph(only_typing, lazy=True, typing=True))
+    assert [path for _members, path in typed] == [["pkg.a", "pkg.b", "pkg.a"]]
 
 
 def test_finder_sees_imports_in_branches_and_relative_parents(tmp_path: Path) -> None:

@@ -23,11 +23,20 @@ A response whose ``error`` is not a proper error object (``{"code": int, "messag
 str}``) is passed on with a well-formed error instead, so the request it answers
 fails rather than waits; a response with ``id: null`` answers nothing we sent and is
 dropped, as are blank lines.  Nothing here imports an SDK.
+
+JSON may carry a lone UTF-16 surrogate (``"\\ud800"``), which decodes to a Python
+string that UTF-8 cannot encode: a reply echoing it could never be written, and the
+client would wait for ever.  :func:`encode` therefore writes each such character as
+the text of its escape (the client reads ``\\ud800``, six characters), and
+:func:`surrogate_problem` finds one in a message, for a server whose SDK serialises
+replies itself (the MCP servers refuse such a request with -32602, naming where the
+character is).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +68,51 @@ def error_reply(ident: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_in_json(found: re.Match[str]) -> str:
+    return f"\\\\u{ord(found.group()):04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by the six characters of its escape
+    (``\\ud800``): plain text that UTF-8 can carry."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a compact JSON line."""
-    return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    """One message as a compact JSON line; a lone surrogate in any string is written
+    as the text of its escape (see the module documentation), never as an error."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # only inside strings: escape the backslash for JSON
+        return _SURROGATE.sub(_escape_in_json, text).encode()
+
+
+def surrogate_problem(message: dict[str, Any]) -> str | None:
+    """Where ``message`` holds a lone surrogate, as a one-line reason, or None."""
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            found = _SURROGATE.search(value)
+            if found:
+                place = where or "the message"
+                return (
+                    f"{place} holds a lone UTF-16 surrogate (\\u{ord(found.group()):04x}), "
+                    "which is not text; send valid Unicode"
+                )
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                name = escape_surrogates(str(key))
+                inner = f"{where}.{name}" if where else name
+                stack.append((key, f"a key of {where or 'the message'}"))
+                stack.append((item, inner))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+    return None
 
 
 def too_long() -> dict[str, Any]:

@@ -8,8 +8,9 @@ and the fix.  Every file plankit writes goes through :func:`write_bytes_atomic` 
 flushed to disk, renamed over the target, then the directory flushed, so a crash
 leaves either the old file or the new one, never half of one.  A writer that walked to
 the directory itself (without following symbolic links) passes its descriptor.  The
-temporary files are named by :func:`temp_name`; :func:`stray_temp_files` finds those a
-killed write left behind.
+temporary files are named by :func:`temp_name` and locked (``flock``) by their write
+until it ends; :func:`stray_temp_files` finds those a killed write left behind, and
+:func:`remove_abandoned_temp_files` removes them, never one a running write holds.
 """
 
 from __future__ import annotations
@@ -126,6 +127,10 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
+_PUBLISH_OPEN = os.name != "nt"
+"""Whether a temporary file can be renamed while it is open (not on Windows)."""
+
+
 def temp_name(base: str) -> str:
     """A fresh name for the temporary file of an atomic write of ``base``."""
     import secrets
@@ -152,10 +157,60 @@ def _create_temp(directory: str, base: str, dir_fd: int | None) -> tuple[int, st
     for _ in range(_TEMP_ATTEMPTS):
         tmp = os.path.join(directory, temp_name(base))
         try:
-            return os.open(tmp, flags, 0o666, dir_fd=dir_fd), tmp
+            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
         except FileExistsError:
             continue
+        # held until the write ends, so that it is never taken for a stray; a sweep
+        # that took it first (and removes it) means: another name
+        if _hold(fd) and os.fstat(fd).st_nlink > 0:
+            return fd, tmp
+        os.close(fd)
     raise FileExistsError(errno.EEXIST, f"no free temporary file name next to {base}")
+
+
+def _hold(fd: int) -> bool:
+    """Take the advisory lock (``flock``) of an open temporary file: held by the write
+    that made it until the write ends, released by the kernel when its process dies.
+    False when another process holds it; True where there are no such locks."""
+    try:
+        import fcntl
+    except ImportError:  # no flock here: strays are recognised by name alone
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without flock: as above
+        return True
+    return True
+
+
+def remove_abandoned_temp_files(directory: str | os.PathLike[str], base: str | None = None) -> int:
+    """Remove the temporary files of atomic writes (of ``base``, when given) in
+    ``directory`` that no running write holds: those a killed process left.  Symbolic
+    links and other non-files are left alone.  How many were removed."""
+    folder = os.fspath(directory)
+    try:
+        names = [name for name in os.listdir(folder) if is_temp_name(name, base)]
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        path = os.path.join(folder, name)
+        flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode) and _hold(fd):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def stray_temp_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -253,7 +308,10 @@ def write_bytes_atomic(
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        _publish(tmp, target, dir_fd, exclusive=exclusive)
+            if _PUBLISH_OPEN:  # renamed while its lock is held: never swept meanwhile
+                _publish(tmp, target, dir_fd, exclusive=exclusive)
+        if not _PUBLISH_OPEN:
+            _publish(tmp, target, dir_fd, exclusive=exclusive)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)

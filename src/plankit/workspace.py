@@ -14,7 +14,8 @@ Two ways to use a root-relative path a plan names:
   another process does meanwhile can send them outside.
 
 :func:`protected_by` matches a root-relative path against glob rules (TeDDy's
-``protected_paths``); :func:`is_temp_name` recognises the temporary files of an
+``protected_paths``), :func:`protected_links` finds the files they protect that have
+other names (hard links) in the project; :func:`is_temp_name` recognises the temporary files of an
 interrupted atomic write.
 """
 
@@ -24,7 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -245,6 +246,32 @@ def protected_by(path: str, rules: Iterable[str]) -> str | None:
         if _matches_a_prefix(_rule_parts(rule), names):
             return rule
     return None
+
+
+def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
+    """(device, inode) of each file under ``root`` that ``rules`` protect and that has
+    more than one name: a hard link to it elsewhere in the project is the protected file
+    under another name.  Symbolic links are not followed; unreadable directories are
+    skipped."""
+    found: set[tuple[int, int]] = set()
+    if not rules:
+        return found
+    base = os.fspath(root)
+    for dirpath, _dirnames, filenames in os.walk(base):
+        rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        whole = bool(rel_dir) and protected_by(rel_dir, rules) is not None
+        for name in filenames:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not whole and protected_by(rel, rules) is None:
+                continue
+            try:
+                st = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                found.add((st.st_dev, st.st_ino))
+    return found
 
 
 # -- checking and acting in one step -----------------------------------------------

@@ -1,6 +1,6 @@
 """Fixtures for the ACP tests: the schema check, scratch projects, and acpx.
 
-acpx (npm) is looked for in ``build/acpx`` (``.ci/run`` installs it there) or on
+acpx (npm) is looked for in ``build/acpx`` (``tools/test-deps`` installs it there) or on
 PATH; without it, or without node, the acpx tests are skipped with the reason.
 """
 
@@ -61,7 +61,7 @@ def acpx_command() -> list[str]:
     why = "node is not installed" if node is None else f"acpx is not installed in {ACPX_DIR}"
     pytest.skip(
         f"{why}: install it with `npm install --prefix build/acpx acpx@{ACPX_VERSION}` "
-        "(.ci/run does)"
+        "(tools/test-deps does)"
     )
     raise AssertionError  # pragma: no cover
 

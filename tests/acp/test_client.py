@@ -44,7 +44,7 @@ def test_against_teddy_approve_all(project: Path) -> None:
     assert "[plan] Two steps 0/2 done" in out
     assert "[plan] Two steps 2/2 done" in out
     assert " ▶▶ [in_progress] EXECUTE cat a.txt > b.txt: Run it." in out  # the current task
-    assert "[permission] CREATE a.txt: allow-once (--approve-all)" in out
+    assert "[permission] CREATE a.txt: Allow (--approve-all)" in out
     assert "[tool] ✓ EXECUTE cat a.txt > b.txt (execute): completed" in out
     assert "[agent] Completed 🟢: 2 of 2 actions completed" in out
     assert out.rstrip().endswith("[done] end_turn")
@@ -65,7 +65,17 @@ def test_without_a_terminal_permissions_are_denied(project: Path) -> None:
 
 
 def test_json_transcript_is_valid_v1(project: Path, check: SchemaCheck) -> None:
-    result = plankit_run(project, "--approve-all", "--json", "--", *TEDDY, "acp", PLAN)
+    result = plankit_run(
+        project,
+        "--approve-all",
+        "--allow-writes",
+        "--allow-terminal",
+        "--json",
+        "--",
+        *TEDDY,
+        "acp",
+        PLAN,
+    )
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert {r["from"] for r in records} == {"agent", "client"}
@@ -85,7 +95,7 @@ def test_json_transcript_is_valid_v1(project: Path, check: SchemaCheck) -> None:
 
 
 def test_against_a_minimal_sdk_agent(project: Path) -> None:
-    result = plankit_run(project, "--approve-all", "--", *MINIMAL, "hi there")
+    result = plankit_run(project, "--approve-all", "--allow-writes", "--", *MINIMAL, "hi there")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (project / "minimal.txt").read_text() == "written\n"
     out = result.stdout
@@ -93,8 +103,21 @@ def test_against_a_minimal_sdk_agent(project: Path) -> None:
     assert "[plan] 2/4 done, 1 added" in out  # an entry added on the way
     assert "[plan] 4/4 done" in out
     assert " ▶▶ [in_progress] Write minimal.txt" in out
-    assert "[permission] Write minimal.txt: yes (--approve-all)" in out
+    assert "[permission] Write minimal.txt: Allow (--approve-all)" in out  # the name, not "yes"
     assert "[agent] you said: hi there" in out
+
+
+def test_writes_are_not_offered_unless_asked_for(project: Path) -> None:
+    # the minimal agent writes without looking at the capabilities: the client refuses
+    result = plankit_run(project, "--approve-all", "--json", "--", *MINIMAL, "hi there")
+    assert not (project / "minimal.txt").exists()
+    records = [json.loads(line)["message"] for line in result.stdout.splitlines()]
+    init = next(m for m in records if m.get("method") == "initialize")
+    caps = init["params"]["clientCapabilities"]
+    assert caps["fs"]["readTextFile"] and not caps["fs"].get("writeTextFile")
+    assert not caps.get("terminal")
+    refusals = [m for m in records if m.get("error", {}).get("code") == -32601]
+    assert "--allow-writes" in refusals[0]["error"]["data"]["details"]
 
 
 def test_a_minimal_agent_denied(project: Path) -> None:
@@ -174,7 +197,7 @@ def test_plan_state_replaces_the_plan_and_tracks_changes() -> None:
     state.apply(first)
     assert state.progress == (1, 3) and [e.content for e in state.current] == ["Build"]
     state.apply(second)
-    assert state.progress == (2, 3)
+    assert state.progress == (1, 3)  # a failed entry is not done
     assert state.added == ["4"] and state.removed == ["Ship"]
     assert state.title == "Release"
 
@@ -189,7 +212,7 @@ def test_line_view() -> None:
         "[plan] Release 1/3 done\n  ✓ [completed] Design\n ▶▶ [in_progress] Build\n  ○ [pending] Ship"
         in text
     )
-    assert "[plan] Release 2/3 done, 1 added, 1 removed" in text
+    assert "[plan] Release 1/3 done, 1 added, 1 removed" in text
     assert "  ✗ [failed] Build — failed: exit 2" in text
 
 
@@ -218,7 +241,7 @@ def test_live_view_draws_progress_and_the_current_task() -> None:
     view.close()
     screen = console.export_text()
     assert "Release" in screen
-    assert "2/3 done" in screen and "current: Fix" in screen
+    assert "1/3 done" in screen and "current: Fix" in screen
     assert "✗  Build — failed: exit 2" in screen
     assert "Fix  (new)" in screen
     assert "1 task(s) removed" in screen

@@ -93,15 +93,25 @@ def test_wire_status_and_priority_are_only_v1_values(check: SchemaCheck) -> None
     assert [entry_of(e) for e in update["entries"]] == [(str(i), s) for i, s in enumerate(STATUSES)]
 
 
-def test_statuses_v1_cannot_say_are_written_in_the_content() -> None:
-    assert (
-        Entry("1", "Build", "failed", reason="exit code 2").display == "Build — failed: exit code 2"
-    )
-    assert Entry("1", "Build", "rejected", reason="rejected by the user").display == (
-        "Build — rejected by the user"
-    )
-    assert Entry("1", "Build", "blocked").display == "Build — blocked"
-    assert Entry("1", "Build", "completed", reason="ignored").display == "Build"
+def test_statuses_v1_cannot_say_go_to_meta_and_content_stays_the_same() -> None:
+    failed = Entry("1", "Build", "failed", reason="exit code 2").to_wire()
+    assert failed["content"] == "Build"
+    assert failed["_meta"]["plankit"]["note"] == "failed: exit code 2"
+    rejected = Entry("1", "Build", "rejected", reason="rejected by the user").to_wire()
+    assert rejected["_meta"]["plankit"]["note"] == "rejected by the user"
+    assert Entry("1", "Build", "blocked").to_wire()["_meta"]["plankit"]["note"] == "blocked"
+    assert "note" not in Entry("1", "Build", "completed", reason="x").to_wire()["_meta"]["plankit"]
+    # a client keying entries by content follows one entry through every status
+    assert {Entry("1", "Build", s, reason="why").to_wire()["content"] for s in STATUSES} == {
+        "Build"
+    }
+
+
+def test_entries_that_did_not_run_are_never_completed_on_the_wire() -> None:
+    for status in ("failed", "skipped", "rejected", "cancelled"):
+        wire = Entry("1", "Build", status, reason="why").to_wire()
+        assert wire["status"] == "pending", status
+        assert wire["_meta"]["plankit"]["reason"] == "why"
 
 
 def test_unknown_status_or_priority_is_refused() -> None:
@@ -136,7 +146,7 @@ def test_teddy_entries_from_a_report(tmp_path: Path) -> None:
     ]
     entries = report_entries(plan, results)
     assert [e.status for e in entries] == ["completed", "failed", "skipped", "skipped", "completed"]
-    assert entries[1].display.endswith("— failed: FIND matched nothing")
+    assert entries[1].note == "failed: FIND matched nothing"
     assert [e.priority for e in entries] == ["medium", "high", "high", "high", "low"]
     assert [e.id for e in entries] == ["1", "2", "3", "4", "5"]
 
@@ -205,7 +215,7 @@ def test_a_large_plan_maps_every_entry_in_order(check: SchemaCheck) -> None:
     entries = [Entry(str(i), f"task {i}", statuses[i % len(statuses)]) for i in range(1000)]
     update = plan_update(entries, kind="checklist")
     assert [entry_of(e) for e in update["entries"]] == [(e.id, e.status) for e in entries]
-    assert [e["content"] for e in update["entries"][:2]] == ["task 0", "task 1 — blocked"]
+    assert [e["content"] for e in update["entries"][:2]] == ["task 0", "task 1"]
     assert update["_meta"] == {"plankit": {"kind": "checklist"}}
     assert plan_update(entries, kind="checklist") == update  # the same plan, the same update
     check.check(

@@ -150,11 +150,11 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
         return [(e["code"], e["message"]) for e in data["errors"]]
 
     assert errors("unknown_arg") == [
-        ("argument-unknown", "unknown argument 'force'; the arguments are: none")
+        ("argument-unknown", "unknown argument `force`; the arguments are: none")
     ]
-    assert errors("missing_arg") == [("argument-missing", "argument 'reason' is missing")]
+    assert errors("missing_arg") == [("argument-missing", "`reason` is required")]
     assert errors("bad_type") == [
-        ("argument-invalid", "argument 'lease_seconds' must be integer, not str")
+        ("argument-invalid", '`lease_seconds` must be a whole number, not the text "soon"')
     ]
     assert [code for code, _ in errors("bad_type2")] == ["argument-unknown", "argument-invalid"]
     assert seen["schemas"]["task_fail"]["additionalProperties"] is False

@@ -5,7 +5,7 @@ One browser and one board serve the whole module; each test has a page of its ow
 changes plans of its own, so the tests hold in any order, and on any worker.  Every
 wait is on a condition, with a generous deadline.  Each test leaves a screenshot in
 ``build/screenshots/`` for review.  Skipped when Playwright or Chromium is missing
-(``.ci/run`` installs both).
+(``tools/test-deps``, the first step of the README's test command, installs chromium).
 """
 
 from __future__ import annotations

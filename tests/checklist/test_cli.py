@@ -231,3 +231,23 @@ def test_create_with_force_replaces_text_that_is_not_a_plan(tmp_path: Path) -> N
     assert path.read_text(encoding="utf-8") == "old notes, not a plan\n"
     assert run(*args, "--phase", "P: a", "--force").exit_code == 0
     assert "# Plan: T" in path.read_text(encoding="utf-8")
+
+
+def test_commands_leave_nothing_beside_the_plan(store: str) -> None:
+    """A PLAN.md or a workbook in a folder of the user's: after every kind of write,
+    the folder holds the plan file and nothing else (no `.PLAN.md.lock`, no temporary
+    file), so `git status` shows only the plan."""
+    folder = Path(store).parent
+    (folder / "notes.txt").write_text("the user's own file\n", encoding="utf-8")
+    for args in (
+        ["init"],
+        ["start", "1.1"],
+        ["done", "1.1"],
+        ["block", "1.2", "merged headers"],
+        ["create", "--title", "T", "--goal", "G", "--phase", "P: a; b", "--force"],
+        ["answer", "1", "yes"],
+    ):
+        result = run("checklist", *args, "--store", store)
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            ["notes.txt", Path(store).name]
+        ), (args, result.output)

@@ -1,5 +1,6 @@
 """The checklist MCP tools in process: a compact get_plan (the Markdown on request),
-enums and descriptions in every input schema, one-line argument errors, unknown
+enums and descriptions in every input schema, argument errors in the servers' one
+error shape (one line of text, the diagnostics as structured content), unknown
 arguments refused, and the structural tools."""
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from typing import Any
 import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from plankit.checklist import MemorySheets, PlanManager
 from plankit.checklist.mcp_tools import TOOL_NAMES, register_checklist_tools
@@ -36,10 +36,19 @@ def call(srv: MCPServer[Any], name: str, args: dict[str, Any]) -> str:
 
 
 def error(srv: MCPServer[Any], name: str, args: dict[str, Any]) -> str:
-    with pytest.raises(ToolError) as caught:
-        call(srv, name, args)
-    message = str(caught.value)
+    """The one-line text of the error ``name`` answers (its shape checked)."""
+
+    async def go() -> Any:
+        return await srv.call_tool(name, args)
+
+    result = anyio.run(go)
+    assert result.is_error, result
+    (content,) = result.content
+    message = str(content.text)
     assert "\n" not in message, message
+    errors = result.structured_content["errors"]
+    assert errors and all(list(e) == ["code", "message", "line", "file"] for e in errors)
+    assert message.startswith(f"{errors[0]['code']} ") or ": " in message
     return message
 
 
@@ -70,23 +79,23 @@ def test_every_argument_is_described_and_unknown_ones_are_refused(server: Any) -
         (
             "complete_task",
             {"stepp": "1.1"},
-            "complete_task: unknown argument 'stepp'; its arguments are: step",
+            "argument-unknown unknown argument `stepp`; the arguments are: step",
         ),
-        ("complete_task", {"step": "1.3", "force": True}, "unknown argument 'force'"),
-        ("block_task", {"step": "1.3"}, "block_task: argument 'reason' is required"),
-        ("complete_task", {"step": 1.3}, "argument 'step' must be a string, e.g. \"1.2\""),
+        ("complete_task", {"step": "1.3", "force": True}, "unknown argument `force`"),
+        ("block_task", {"step": "1.3"}, "argument-missing `reason` is required"),
+        ("complete_task", {"step": 1.3}, "`step` must be text, not the number 1.3"),
         (
             "set_task_status",
             {"step": "1.3", "status": "finished"},
-            "argument 'status' must be one of 'todo', 'doing', 'done', 'blocked' or 'review' "
-            "(got 'finished')",
+            '`status` must be one of "todo", "doing", "done", "blocked", "review", '
+            'not the text "finished"',
         ),
-        ("get_plan", {"full": "yes please"}, "get_plan: argument 'full'"),
-        ("create_plan", {"title": "t", "goal": "g"}, "argument 'phases' is required"),
+        ("get_plan", {"full": "yes please"}, '`full` must be true or false, not the text "yes'),
+        ("create_plan", {"title": "t", "goal": "g"}, "`phases` is required"),
         (
             "create_plan",
             {"title": "t", "goal": "g", "phases": [{"name": "a", "steps": ["x"], "extra": 1}]},
-            "unknown argument 'phases.0.extra'",
+            "unknown field `phases[0].extra`",
         ),
         ("block_task", {"step": "1.3", "reason": " "}, "needs a reason"),
         ("add_step", {"text": "x"}, "say where the step goes"),
@@ -180,5 +189,5 @@ def test_renumber_fixes_duplicates_and_next_refuses_a_plan_it_cannot_read() -> N
     assert json.loads(call(srv, "start_task", {"step": "1.2"}))["title"] == "B"
     store.set_cell("AGENT_BASE!C2", "# Plan: D\n\n## Phase 1: W\n- [ ] 1.1 A\n")
     message = error(srv, "get_next_task", {})
-    assert "get_next_task: no todo step was read, but the plan has problems: " in message
+    assert "plan-unreadable no todo step was read, but the plan has problems: " in message
     assert "phase-heading-level" in message

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import filelock
 import pytest
 from click.testing import CliRunner, Result
 
@@ -23,7 +22,7 @@ from plankit.checklist import (
     open_store,
 )
 from plankit.checklist.render import STARTER_PLAN
-from plankit.checklist.stores.files import lock_path
+from plankit.checklist.stores.files import file_lock
 from plankit.cli import cli
 from plankit.errors import InputError
 
@@ -171,8 +170,7 @@ def test_reading_does_not_take_the_lock(name: str, tmp_path: Path) -> None:
         else MarkdownFile(path, lock_timeout=0.01)
     )
     manager = PlanManager(store)
-    held = filelock.FileLock(lock_path(str(path)))
-    with held:  # a writer is busy with the file
+    with file_lock(str(path), 1):  # a writer is busy with the file
         plan = manager.get_plan()
         assert plan is not None and plan.title == "Getting Started with Sheet Agent"
         task = manager.get_next_task()

@@ -22,7 +22,6 @@ from plankit.checklist import (
     XlsxWorkbook,
     parse_plan,
 )
-from plankit.checklist.stores.files import lock_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -249,9 +248,10 @@ def test_workbook_locked_by_another_process_is_a_clear_error(path: Path) -> None
         [
             sys.executable,
             "-c",
-            "import sys, time, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire();"
-            " print('held', flush=True); time.sleep(30)",
-            lock_path(str(path)),
+            "import sys, time; from plankit.checklist.stores.files import file_lock\n"
+            "with file_lock(sys.argv[1], 1):\n"
+            "    print('held', flush=True); time.sleep(600)",
+            str(path),
         ],
         stdout=subprocess.PIPE,
         text=True,

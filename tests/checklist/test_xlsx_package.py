@@ -127,7 +127,7 @@ def libreoffice(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if SOFFICE is None:
         pytest.skip(
             "LibreOffice is not installed (no soffice or libreoffice on PATH): these tests "
-            "need workbooks LibreOffice saved; .ci/run installs libreoffice-calc"
+            "need workbooks LibreOffice saved; tools/test-deps installs libreoffice-calc (as root)"
         )
     folder = tmp_path_factory.mktemp("libreoffice")
     new, existing = folder / "new.xlsx", folder / "existing.xlsx"

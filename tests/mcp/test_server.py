@@ -17,6 +17,7 @@ from python_calamine import CalamineWorkbook
 
 from mcp import Client
 from plankit.checklist.mcp_tools import TOOL_NAMES
+from plankit.mcp.catalog import selected
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +70,9 @@ def test_stdio_server_lists_and_runs_every_checklist_tool(tmp_path: Path) -> Non
 
     async def session() -> dict[str, Any]:
         out: dict[str, Any] = {}
-        async with Client(server_params(tmp_path, "--store", str(book))) as client:
+        async with Client(
+            server_params(tmp_path, "--store", str(book), "--tools", "all")
+        ) as client:
             listed = await client.list_tools()
             out["tools"] = {t.name: t for t in listed.tools}
             for name, args in calls:
@@ -105,9 +108,10 @@ def test_stdio_server_lists_and_runs_every_checklist_tool(tmp_path: Path) -> Non
     assert "- [ ] 2.2 Check totals" in out["get_plan"][1]
 
     is_error, message = out["bad"]
-    assert is_error and "no task '9.9' in the plan (known steps: 1.1, 2.1, 2.2)" in message
+    assert is_error
+    assert message == "unknown-step no task '9.9' in the plan (known steps: 1.1, 2.1, 2.2)"
     is_error, message = out["missing"]
-    assert is_error and "reason" in message
+    assert is_error and message == "argument-missing `reason` is required"
 
     rows = (
         CalamineWorkbook.from_path(str(book))
@@ -124,8 +128,10 @@ def test_agentflow_tools_can_be_left_out(tmp_path: Path) -> None:
         async with Client(params) as client:
             return {t.name for t in (await client.list_tools()).tools}
 
-    without = anyio.run(names, "--no-agentflow")
-    assert without == set(TOOL_NAMES)
+    assert anyio.run(names, "--no-agentflow", "--tools", "all") == set(TOOL_NAMES)
+    core = {t.name for t in selected("core", agentflow=False)}
+    assert anyio.run(names, "--no-agentflow") == core
+    assert len(core) < len(TOOL_NAMES)
 
 
 def test_store_errors_reach_the_agent_as_tool_errors(tmp_path: Path) -> None:
@@ -133,7 +139,7 @@ def test_store_errors_reach_the_agent_as_tool_errors(tmp_path: Path) -> None:
     bad.write_bytes(b"not a workbook")
 
     async def call() -> tuple[bool, str, str]:
-        params = server_params(tmp_path, "--store", str(bad), "--no-agentflow")
+        params = server_params(tmp_path, "--store", str(bad), "--no-agentflow", "--tools", "all")
         async with Client(params) as client:
             got = await client.call_tool("get_plan", {})
             init = await client.call_tool("init_plan", {})

@@ -289,7 +289,7 @@ def test_an_unclosed_block_before_an_action_with_its_own_block_is_reported(
     assert diag.message == (
         "'### `EXECUTE`' is inside the ```python block opened at line 24, whose closing fence "
         "(line 32) closes the ```shell block of line 30 instead: the block of line 24 was "
-        "probably never closed; run `teddy preprocess`, or close it before line 27"
+        "probably never closed; close it before line 27"
     )
 
 

@@ -117,7 +117,13 @@ def test_preprocess_json() -> None:
     valid = (EXAMPLES / "add-health-endpoint.md").read_text(encoding="utf-8")
     code, out, _ = run("preprocess", "-", "--json", input=valid)
     assert code == 0 and isinstance(out, dict)
-    assert out == {"source": "<stdin>", "changed": False, "changes": [], "text": valid}
+    assert out == {
+        "source": "<stdin>",
+        "changed": False,
+        "changes": [],
+        "problems": [],
+        "text": valid,
+    }
 
 
 def test_every_lazy_export_resolves() -> None:

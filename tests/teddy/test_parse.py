@@ -228,7 +228,8 @@ def test_a_rationale_fence_closed_early_is_an_error_not_merged_text() -> None:
     plan, diagnostics = check_plan(text)
     assert plan is None
     assert [(d.line, d.code) for d in diagnostics] == [(8, "stray-content"), (9, "stray-content")]
-    assert "run `teddy preprocess`" in diagnostics[0].message
+    assert "make its fences longer than any fence inside" in diagnostics[0].message
+    assert "teddy preprocess" not in diagnostics[0].message  # `teddy parse` says it, when true
 
 
 def test_an_unfenced_rationale_may_hold_code_blocks() -> None:

@@ -71,7 +71,7 @@ def unclosed(line: int, ticks: int) -> Diagnostic:
         line,
         "fence-unclosed",
         f"the fenced block opened here with {'`' * ticks} is never closed; "
-        "run `teddy preprocess` or close it",
+        f"close it with a {'`' * ticks} line after its last line",
     )
 
 

@@ -378,8 +378,8 @@ RATIONALE_SECTIONS_MESSAGE = (
                 (
                     4,
                     "fence-unclosed",
-                    "the fenced block opened here with ``` is never closed; run `teddy "
-                    "preprocess` or close it",
+                    "the fenced block opened here with ``` is never closed; close it with a "
+                    "``` line after its last line",
                 ),
                 (5, "action-plan-missing", ACTION_PLAN_MISSING),
                 (
@@ -512,7 +512,7 @@ def test_memos_after_a_closed_fence_are_stray_and_dropped() -> None:
             19,
             "stray-content",
             "unexpected paragraph 'more' in the Memos section, which holds one fenced block "
-            "(did a fence inside it close the block early? run `teddy preprocess`)",
+            "(did a fence inside it close the block early? make its fences longer than any fence inside)",
         )
     ]
 
@@ -528,9 +528,7 @@ def test_memos_written_without_a_fence_and_an_empty_memos_section() -> None:
 EXPECTED_ONE_OF = (
     "expected one of CREATE, READ, EDIT, EXECUTE, RESEARCH, CHAT_WITH_USER, INVOKE, CONCLUDE, PRUNE"
 )
-UNCLOSED = (
-    "the fenced block opened here with {} is never closed; run `teddy preprocess` or close it"
-)
+UNCLOSED = "the fenced block opened here with {} is never closed; close it with a {} line after its last line"
 NO_PAIRS = "EDIT needs at least one FIND:/REPLACE: pair (whole-file rewrites are not allowed)"
 PATH = "- **File Path:** [a](/a)\n\n"
 
@@ -617,7 +615,7 @@ PATH = "- **File Path:** [a](/a)\n\n"
         ),
         pytest.param(
             "### `CREATE`\n- **File Path:** [a](/a)\n~~~~\nc\n",
-            [(20, "fence-unclosed", UNCLOSED.format("~~~~"))],
+            [(20, "fence-unclosed", UNCLOSED.format("~~~~", "~~~~"))],
             id="create-unclosed",
         ),
         pytest.param(
@@ -730,7 +728,7 @@ PATH = "- **File Path:** [a](/a)\n\n"
         ),
         pytest.param(
             "### `RESEARCH`\n```\nq1\n",
-            [(19, "fence-unclosed", UNCLOSED.format("```"))],
+            [(19, "fence-unclosed", UNCLOSED.format("```", "```"))],
             id="research-unclosed",
         ),
         pytest.param(
@@ -745,7 +743,7 @@ PATH = "- **File Path:** [a](/a)\n\n"
         ),
         pytest.param(
             "### `CHAT_WITH_USER`\nhello\n```\ncode\n",
-            [(20, "fence-unclosed", UNCLOSED.format("```"))],
+            [(20, "fence-unclosed", UNCLOSED.format("```", "```"))],
             id="chat-unclosed",
         ),
         pytest.param(
@@ -780,7 +778,7 @@ PATH = "- **File Path:** [a](/a)\n\n"
         ),
         pytest.param(
             f"### `EDIT`\n{PATH}FIND:\n```\na\n```\nREPLACE:\n```\nb\n",
-            [(26, "fence-unclosed", UNCLOSED.format("```"))],
+            [(26, "fence-unclosed", UNCLOSED.format("```", "```"))],
             id="edit-unclosed",
         ),
         pytest.param(
@@ -1129,7 +1127,7 @@ def test_the_checker_reports_with_lines_and_knows_the_last_line() -> None:
     assert checker.section_end(list(checker.doc.blocks)) == 6
     checker.stray(checker.doc.blocks[1], "here")
     assert checker.diags == [
-        Diagnostic(5, "fence-unclosed", UNCLOSED.format("```")),
+        Diagnostic(5, "fence-unclosed", UNCLOSED.format("```", "```")),
         Diagnostic(3, "stray-content", "unexpected paragraph 'para' here"),
     ]
 
@@ -1206,7 +1204,7 @@ def test_a_rationale_fence_followed_by_more_names_the_rationale() -> None:
             10,
             "stray-content",
             "unexpected paragraph 'more' in the Rationale section, which holds one fenced block "
-            "(did a fence inside it close the block early? run `teddy preprocess`)",
+            "(did a fence inside it close the block early? make its fences longer than any fence inside)",
         )
     ]
 
@@ -1338,7 +1336,7 @@ def _in_fence(title: str, heading: int, inner: int, closing: int, info: str = "s
         "action-in-fence",
         f"'### {title}' is inside the ```python block opened at line 1, whose closing fence "
         f"(line {closing}) closes the ```{info} block of line {inner} instead: the block of "
-        f"line 1 was probably never closed; run `teddy preprocess`, or close it before line "
+        f"line 1 was probably never closed; close it before line "
         f"{heading}",
     )
 
@@ -1349,8 +1347,8 @@ def _ambiguous(inner: int, closing: int, info: str = "shell", outer: str = "pyth
         "fence-ambiguous",
         f"the ```{outer} block opened at line 1 holds this opening fence, whose closing fence "
         f"(line {closing}) closes the ```{info} block of line {inner} instead: either the "
-        f"block of line 1 was never closed, or its fences are too short; run `teddy "
-        f"preprocess`, or close it before line {inner}, or make its fences longer than any "
+        f"block of line 1 was never closed, or its fences are too short; close it before "
+        f"line {inner}, or make its fences longer than any "
         f"run of ` inside",
     )
 

@@ -694,9 +694,14 @@ def test_console_tier_opens_the_checklist_in_a_real_terminal(tmp_path: Path) -> 
         term.wait_for(cursor_on("[✓] [+] ADD:"))  # the checklist, with its cursor on the memo
         term.send(DOWN, DOWN, DOWN, "p")  # memo → Action Plan → EDIT → CREATE farewells
         term.wait_for("File path:")
+        # The editor runs while the checklist is suspended, and the checklist drops the
+        # keys that reach it as it suspends: wait until the editor has run and the
+        # checklist has the terminal again (it left the alternate screen and came back)
+        term.wait_for(re.compile(rb"(?s)\x1b\[\?1049l.*\x1b\[\?1049h"))
+        assert log.read_text() == "02-farewells.py\n"
         # the input has the focus once its cursor is drawn (the first character styled
         # apart from the rest): only then does ENTER reach it
-        term.wait_for(re.compile(rb"s\x1b\[0m\x1b\[[0-9;]*mrc/farewells\.py"))
+        term.wait_for(re.compile(rb"(?s)\x1b\[\?1049h.*s\x1b\[0m\x1b\[[0-9;]*mrc/farewells\.py"))
         term.send(ENTER)  # keep the proposed path
         term.wait_for("saved the file content? (y/n)")
         term.send("y")

@@ -307,3 +307,55 @@ def test_undo_of_a_validation_failure_goes_back_to_its_plan(tmp_path: Path) -> N
     teddy(root, "undo")
     assert not (session / "01" / "report.md").exists() and not (session / "02").exists()
     assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+
+
+def test_a_project_in_a_subdirectory_of_a_repository_checkpoints_in_that_repository(
+    tmp_path: Path,
+) -> None:
+    """A monorepo: the project is ``packages/proj`` of a repository whose top is above
+    it. The checkpoint is a commit of that repository, the files at their paths from its
+    top, on a ref that names the project's directory; undo restores from it."""
+    mono = tmp_path / "mono"
+    root = mono / "packages" / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_bytes(ORIGINAL)
+    (mono / "README").write_text("the monorepo\n", encoding="utf-8")
+    git(mono, "init", "-q", "-b", "main")
+    git(mono, "config", "user.name", "Test")
+    git(mono, "config", "user.email", "test@example.invalid")
+    git(mono, "add", ".")
+    git(mono, "commit", "-q", "-m", "init")
+    session = new_session(root)
+    write_plan(session / "01", "\n\n".join([edit("src/app.py", "    return 41", "    return 42"),
+                                            create("src/new.py", "y = 2")]))  # fmt: skip
+    teddy(root, "execute", "-y")
+    report = (session / "01" / "report.md").read_text(encoding="utf-8")
+    assert "git was not used" not in report
+    ref = f"refs/teddy/packages/proj/{session.name}/01"
+    assert f"checkpoint: {ref} (commit " in report
+    assert git(mono, "ls-tree", "-r", "--name-only", ref) == "README\npackages/proj/src/app.py\n"
+    shown = subprocess.run(
+        ["git", "show", f"{ref}:packages/proj/src/app.py"], cwd=mono, env=GIT_ENV,
+        capture_output=True, check=True,
+    )  # fmt: skip
+    assert shown.stdout == ORIGINAL
+    assert git(mono, "status", "--porcelain", "--", "packages/proj/src") != ""
+
+    teddy(root, "undo")
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+    assert not (root / "src" / "new.py").exists()
+    assert git(mono, "status", "--porcelain", "--", "packages/proj/src") == ""
+
+
+@pytest.mark.parametrize(
+    "prefix", ["", "packages/app/", "my project/", "a..b/", "x.lock/", "-dash/", "ünï/"]
+)
+def test_every_checkpoint_ref_is_a_valid_git_ref(prefix: str) -> None:
+    from plankit.teddy.run.checkpoint import checkpoint_ref
+
+    ref = checkpoint_ref(prefix, "20260101-demo", "02")
+    assert ref.startswith("refs/teddy/") and ref.endswith("/20260101-demo/02")
+    check = subprocess.run(["git", "check-ref-format", ref], env=GIT_ENV, check=False)
+    assert check.returncode == 0, ref
+    if prefix in ("", "packages/app/"):
+        assert ref == f"refs/teddy/{prefix}20260101-demo/02"

@@ -409,7 +409,11 @@ def _write_context(state: SessionState) -> str:
         session = find_session(state.root, state.session_id)
         turn = session.latest()
         text = build_payload(
-            state.root, session.path, turn.path, max_file_bytes=config.context_max_file_bytes
+            state.root,
+            session.path,
+            turn.path,
+            max_file_bytes=config.context_max_file_bytes,
+            protected_read=config.protected_read,
         )
     except InputError as exc:
         return f"The context could not be built: {exc}"

@@ -19,6 +19,18 @@ def acp() -> None:
 @acp.command(name="run")
 @click.option("--approve-all", "approve", is_flag=True, help="Allow every permission request.")
 @click.option("--deny-all", "deny", is_flag=True, help="Reject every permission request.")
+@click.option(
+    "--allow-writes",
+    "writes",
+    is_flag=True,
+    help="Offer the agent fs/write_text_file (files inside the working directory).",
+)
+@click.option(
+    "--allow-terminal",
+    "terminal",
+    is_flag=True,
+    help="Offer the agent terminal/create (commands run in the working directory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Write the transcript as NDJSON instead.")
 @click.option(
     "--board",
@@ -35,6 +47,8 @@ def acp() -> None:
 def run_command(
     approve: bool,
     deny: bool,
+    writes: bool,
+    terminal: bool,
     as_json: bool,
     board: bool,
     cwd: str | None,
@@ -48,8 +62,11 @@ def run_command(
     PROMPT - reads the prompt from standard input.
 
     Permission requests are asked at the terminal unless --approve-all or --deny-all
-    (without a terminal they are denied).  Exit status: 0 done, 1 error, 2 usage,
-    5 a permission was denied, 130 cancelled (Ctrl-C cancels the turn).
+    (without a terminal they are denied); --deny-all answers permission requests only.
+    The agent may read files of the working directory through the client; writes and
+    terminals are offered only with --allow-writes and --allow-terminal.  Exit status:
+    0 done, 1 error, 2 usage, 5 a permission was denied, 130 cancelled (Ctrl-C cancels
+    the turn).
     """
     if approve and deny:
         raise click.UsageError("--approve-all and --deny-all exclude each other")
@@ -68,5 +85,7 @@ def run_command(
         as_json=as_json,
         cwd=Path(cwd).resolve() if cwd else Path.cwd(),
         board=board,
+        writes=writes,
+        terminal=terminal,
     )
     sys.exit(code)

@@ -1,11 +1,13 @@
 """``plankit acp run``: drive any ACP agent over stdio and show its plan live.
 
-The client spawns ``AGENT [ARGS…]``, initializes (offering ``fs`` and ``terminal``
-inside the working directory, see :mod:`.host`), opens a session in the working
+The client spawns ``AGENT [ARGS…]``, initializes (offering ``fs/read_text_file``
+inside the working directory, and ``fs/write_text_file`` and ``terminal/*`` only when
+the user asked for them, see :mod:`.host`), opens a session in the working
 directory, sends the prompt and shows every update on a :class:`~.display.View` until
 the turn ends.  Permission requests are answered by the policy: ``approve`` picks the
 "allow once" option, ``deny`` the "reject once" one, ``ask`` asks at the terminal
-(and denies when there is none).
+(and denies when there is none).  A Ctrl-C while a question is asked gives it up:
+the request is answered ``cancelled`` and ``session/cancel`` is sent.
 
 The agent runs in a session of its own, so a terminal's Ctrl-C reaches only the
 client: the first one sends ``session/cancel`` (the agent stops its work and records
@@ -27,16 +29,19 @@ import os
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, TypeAlias, cast
+from typing import IO, Any, Literal, TypeAlias, TypeVar, cast
 
+from plankit.acp.asking import option_name
 from plankit.acp.display import View
 from plankit.acp.host import Files, Terminals
 
 Policy: TypeAlias = Literal["ask", "approve", "deny"]
+T = TypeVar("T")
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -109,6 +114,43 @@ class TerminalMethods:
         return ReleaseTerminalResponse()
 
 
+def _not_offered(method: str, flag: str) -> Exception:
+    from acp import RequestError
+
+    details = f"{method} was not offered: the user did not start plankit acp run with {flag}"
+    return RequestError(-32601, "Method not found", {"method": method, "details": details})
+
+
+async def in_thread(work: Callable[[], T]) -> T:
+    """Run ``work`` in a daemon thread of its own: unlike :func:`asyncio.to_thread`,
+    a thread still blocked when the run ends never keeps the client from exiting."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(cast(T, result))
+
+    def target() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting coroutine
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(settle, None, exc)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=target, name="acp-ask", daemon=True).start()
+    return await future
+
+
 @dataclass(slots=True)
 class PlanClient(TerminalMethods):
     """The ACP client (an ``acp.Client``): a view, a permission policy, files, terminals."""
@@ -123,6 +165,13 @@ class PlanClient(TerminalMethods):
     """Permission requests denied (by the policy, the user, or for want of a terminal)."""
     files: Files = field(init=False)
     terminals: Terminals = field(init=False)
+    writes: bool = False
+    """Whether ``fs/write_text_file`` is offered (``--allow-writes``)."""
+    terminal: bool = False
+    """Whether ``terminal/*`` is offered (``--allow-terminal``)."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set by Ctrl-C: a question being asked is given up and answered ``cancelled``,
+    and so is every later permission request."""
 
     def __post_init__(self) -> None:
         self.files = Files(self.root)
@@ -138,10 +187,14 @@ class PlanClient(TerminalMethods):
 
         call = _dump(tool_call)
         choices = [_dump(o) for o in options]
-        if self.policy == "ask":
-            choice = await asyncio.to_thread(self.view.ask, call, choices)
+        if self.stop.is_set():
+            choice, how = None, "the turn is being cancelled"
+        elif self.policy == "ask":
+            choice = await in_thread(lambda: self.view.ask(call, choices, self.stop))
             how = "asked"
-            if choice is None:
+            if self.stop.is_set():
+                choice, how = None, "Ctrl-C"
+            elif choice is None:
                 choice, how = pick(choices, allow=False), "no terminal to ask: denied"
         else:
             choice = pick(choices, allow=self.policy == "approve")
@@ -153,9 +206,25 @@ class PlanClient(TerminalMethods):
         kind = next((c.get("kind") for c in choices if c.get("optionId") == choice), "")
         if str(kind).startswith("reject"):
             self.denied += 1
-        self.view.decided(call, choice, how)
+        self.view.decided(call, option_name(choices, choice), how)
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=choice)
+        )
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if not self.terminal:
+            raise _not_offered("terminal/create", "--allow-terminal")
+        return await TerminalMethods.create_terminal(
+            self, session_id, command, args, env, cwd, output_byte_limit, **kwargs
         )
 
     async def read_text_file(
@@ -173,6 +242,8 @@ class PlanClient(TerminalMethods):
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
         from acp.schema import WriteTextFileResponse
 
+        if not self.writes:
+            raise _not_offered("fs/write_text_file", "--allow-writes")
         self.files.write(path, content)
         return WriteTextFileResponse()
 
@@ -203,8 +274,10 @@ class QuietView:
     def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
         pass
 
-    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
-        return self._asker.ask(tool_call, options)
+    def ask(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]], stop: threading.Event
+    ) -> str | None:
+        return self._asker.ask(tool_call, options, stop)
 
     def note(self, text: str) -> None:
         print(text, file=sys.stderr)
@@ -272,9 +345,14 @@ async def agent_process(
 class Interrupts:
     """What Ctrl-C does: cancel the turn, then stop the agent."""
 
-    def __init__(self, view: View, process: asyncio.subprocess.Process) -> None:
+    def __init__(
+        self, view: View, process: asyncio.subprocess.Process, stop: threading.Event
+    ) -> None:
         self.view = view
         self.process = process
+        self.stop = stop
+        """Set at the first Ctrl-C: a pending permission request is answered
+        ``cancelled``."""
         self.count = 0
         self.cancel: Callable[[], Any] | None = None
         """Sends ``session/cancel`` once a prompt runs."""
@@ -282,6 +360,7 @@ class Interrupts:
 
     def __call__(self) -> None:
         self.count += 1
+        self.stop.set()
         if self.count == 1 and self.cancel is not None:
             self.view.note("cancelling… (Ctrl-C again to stop the agent)")
             task = asyncio.ensure_future(self.cancel())
@@ -300,14 +379,17 @@ async def run_prompt(
     policy: Policy,
     cwd: Path,
     transcript: Any = None,
+    writes: bool = False,
+    terminal: bool = False,
 ) -> int:
-    """Run one prompt against the agent ``command``; the exit status."""
+    """Run one prompt against the agent ``command``; the exit status.  ``fs`` reads are
+    always offered; writes and terminals only when ``writes`` / ``terminal``."""
     from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
     from acp import Client, RequestError, text_block
     from plankit.acp.contract import version
 
-    client = PlanClient(view, policy, cwd)
+    client = PlanClient(view, policy, cwd, writes=writes, terminal=terminal)
     observers = [transcript] if transcript is not None else []
     loop = asyncio.get_running_loop()
     interrupts: Interrupts | None = None
@@ -316,15 +398,15 @@ async def run_prompt(
             conn,
             process,
         ):
-            interrupts = Interrupts(view, process)
+            interrupts = Interrupts(view, process, client.stop)
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal.SIGINT, interrupts)
             try:
                 init = await conn.initialize(
                     protocol_version=1,
                     client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
-                        terminal=True,
+                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=writes),
+                        terminal=terminal,
                     ),
                     client_info=Implementation(
                         name="plankit", title="plankit acp run", version=version()
@@ -405,6 +487,8 @@ def run(
     as_json: bool,
     cwd: Path,
     board: bool = False,
+    writes: bool = False,
+    terminal: bool = False,
 ) -> int:
     """``plankit acp run``: the exit status."""
     view, transcript = make_view(as_json, policy)
@@ -414,7 +498,16 @@ def run(
         transcript = Both(transcript, kept) if transcript is not None else kept
     try:
         return asyncio.run(
-            run_prompt(command, prompt, view=view, policy=policy, cwd=cwd, transcript=transcript)
+            run_prompt(
+                command,
+                prompt,
+                view=view,
+                policy=policy,
+                cwd=cwd,
+                transcript=transcript,
+                writes=writes,
+                terminal=terminal,
+            )
         )
     finally:
         if handle is not None:

@@ -10,7 +10,10 @@ or removed by the last update.  Two views show it:
   current task highlighted, then the tool calls with their status; agent messages
   scroll above it; permission questions are asked below it.
 - :class:`LineView` (anything else): the same information as plain lines, one block
-  per change, for logs and tests.
+  per change, for logs and tests; thoughts as ``[thought]`` lines.
+
+An entry's note (``_meta.plankit.note``: ``failed: exit 1``, ``waiting for
+permission``) is shown after its content; only ``completed`` entries count as done.
 
 Whatever the agent sends is shown literally: rich never interprets it as markup
 (``[bold]``, ``[/]`` are printed as written), and control characters that could
@@ -21,12 +24,15 @@ carriage returns, bidirectional overrides) are shown as ``\x1b``-style escapes
 
 from __future__ import annotations
 
-import re
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from plankit.acp.entries import entry_of
+from plankit.acp.asking import ask_at_tty, literal, read_choice
+from plankit.acp.entries import META_KEY, entry_of
+
+__all__ = ["LineView", "LiveView", "PlanState", "View", "literal", "read_choice"]
 
 ICONS = {
     "pending": "○",
@@ -53,14 +59,6 @@ STYLES = {
 }
 TOOL_ICONS = {"pending": "…", "in_progress": "▶", "completed": "✓", "failed": "✗"}
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def literal(text: object) -> str:
-    """``text`` as a string safe to show on a terminal: every control character but
-    newline and tab (and every bidirectional override) as a visible escape."""
-    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
-
 
 @dataclass(slots=True)
 class ShownEntry:
@@ -74,11 +72,18 @@ class ShownEntry:
     """``high``, ``medium`` or ``low``."""
     key: str
     """Identity across updates: the ``_meta`` id, else the content."""
+    note: str | None = None
+    """What is happening to it, when the agent says (``_meta.plankit.note``)."""
 
     @property
     def done(self) -> bool:
-        """Finished (the v1 status is ``completed``)."""
-        return self.status in ("completed", "failed", "skipped", "rejected", "cancelled")
+        """Done (failed, skipped, rejected and cancelled entries are not)."""
+        return self.status == "completed"
+
+    @property
+    def shown(self) -> str:
+        """The content with its note."""
+        return f"{self.content} — {self.note}" if self.note else self.content
 
     @property
     def current(self) -> bool:
@@ -137,7 +142,12 @@ class PlanState:
             ident, status = entry_of(wire)
             content = literal(wire.get("content", ""))
             key = ident if ident is not None else content
-            entries.append(ShownEntry(content, status, str(wire.get("priority", "")), key))
+            meta = wire.get("_meta")
+            ours = meta.get(META_KEY) if isinstance(meta, dict) else None
+            note = ours.get("note") if isinstance(ours, dict) else None
+            shown = ShownEntry(content, status, str(wire.get("priority", "")), key)
+            shown.note = literal(note) if isinstance(note, str) and note else None
+            entries.append(shown)
         keys = {e.key for e in entries}
         self.added = [e.key for e in entries if e.key not in before] if self.plans else []
         self.removed = [e.content for k, e in before.items() if k not in keys]
@@ -171,7 +181,7 @@ class PlanState:
 
     @property
     def progress(self) -> tuple[int, int]:
-        """(finished entries, all entries)."""
+        """(done entries, all entries)."""
         return sum(e.done for e in self.entries), len(self.entries)
 
     @property
@@ -189,31 +199,6 @@ def with_known(state: PlanState, tool_call: dict[str, Any]) -> dict[str, Any]:
     return {**base, **{k: v for k, v in tool_call.items() if v}}
 
 
-def tool_summary(tool_call: dict[str, Any]) -> list[str]:
-    """Lines describing a tool call a permission is asked for."""
-    lines = [f"{tool_call.get('title') or tool_call.get('toolCallId')} ({tool_call.get('kind')})"]
-    for item in tool_call.get("content") or ():
-        if item.get("type") == "diff":
-            old = item.get("oldText")
-            new = str(item.get("newText", ""))
-            if old is None:
-                lines.append(f"  new file {item.get('path')}:")
-                lines += [f"  + {line}" for line in new.splitlines()[:20]]
-            else:
-                import difflib
-
-                diff = difflib.unified_diff(
-                    str(old).splitlines(), new.splitlines(), lineterm="", n=1
-                )
-                lines.append(f"  edit {item.get('path')}:")
-                lines += [f"  {line}" for line in list(diff)[2:40]]
-        elif item.get("type") == "content":
-            text = item.get("content", {}).get("text")
-            if text:
-                lines += [f"  {line}" for line in str(text).splitlines()[:10]]
-    return [literal(line) for line in lines]
-
-
 def progress_bar(done: int, total: int, width: int = 30) -> str:
     """``██████░░░░ 60%``."""
     filled = round(width * done / total) if total else 0
@@ -229,11 +214,18 @@ class View(Protocol):
         ...
 
     def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
-        """A permission request was answered with option ``choice`` (``how``: by whom)."""
+        """A permission request was answered: ``choice`` is the option's name (or
+        ``cancelled``), ``how`` by whom."""
         ...
 
-    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
-        """Ask the user (blocking); the chosen option id, or None to cancel."""
+    def ask(
+        self,
+        tool_call: dict[str, Any],
+        options: list[dict[str, Any]],
+        stop: threading.Event,
+    ) -> str | None:
+        """Ask the user (blocking, in a thread of its own); the chosen option id, or
+        None to cancel (no terminal, end of input, or ``stop`` set: Ctrl-C)."""
         ...
 
     def note(self, text: str) -> None:
@@ -245,37 +237,6 @@ class View(Protocol):
         ...
 
 
-def read_choice(options: list[dict[str, Any]], prompt_out: TextIO, prompt_in: TextIO) -> str | None:
-    """Number the options, read a number (or a letter a/A/r/R); None on end of input."""
-    letters = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
-    for number, option in enumerate(options, 1):
-        letter = letters.get(str(option.get("kind")), "")
-        hint = f" [{letter}]" if letter else ""
-        prompt_out.write(f"  {number}) {literal(option.get('name'))}{hint}\n")
-    while True:
-        prompt_out.write("  choice: ")
-        prompt_out.flush()
-        line = prompt_in.readline()
-        if not line:
-            return None
-        answer = line.strip()
-        if answer.isdigit() and 1 <= int(answer) <= len(options):
-            return str(options[int(answer) - 1]["optionId"])
-        for option in options:
-            if answer and letters.get(str(option.get("kind"))) == answer:
-                return str(option["optionId"])
-        prompt_out.write(f"  please answer 1-{len(options)}\n")
-
-
-def _open_tty() -> tuple[TextIO, TextIO] | None:
-    try:
-        tty_in = open("/dev/tty", encoding="utf-8")  # noqa: SIM115 - kept for the run
-        tty_out = open("/dev/tty", "w", encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        return None
-    return tty_in, tty_out
-
-
 class LineView:
     """Plain lines on ``out`` (see the module documentation)."""
 
@@ -283,12 +244,12 @@ class LineView:
         self.out = out or sys.stdout
         self.state = PlanState()
         self.interactive = interactive
-        self._message_open = False
+        self._message_open: str | None = None
 
     def _print(self, text: str) -> None:
         if self._message_open:
             self.out.write("\n")
-            self._message_open = False
+            self._message_open = None
         self.out.write(text + "\n")
         self.out.flush()
 
@@ -303,13 +264,16 @@ class LineView:
             self._print(
                 f"[tool] {icon} {tool.title or tool.id} ({tool.kind}): {tool.status}{detail}"
             )
-        elif kind == "agent_message_chunk":
+        elif kind in ("agent_message_chunk", "agent_thought_chunk"):
             content = update.get("content") or {}
             if content.get("type") == "text":
-                if not self._message_open:
-                    self.out.write("[agent] ")
+                label = "[agent]" if kind == "agent_message_chunk" else "[thought]"
+                if self._message_open != label:
+                    if self._message_open:
+                        self.out.write("\n")
+                    self.out.write(label + " ")
                 self.out.write(literal(content.get("text", "")))
-                self._message_open = True
+                self._message_open = label
                 self.out.flush()
 
     def render_plan(self) -> str:
@@ -324,23 +288,18 @@ class LineView:
         for entry in self.state.entries:
             marker = "▶" if entry.current else " "
             icon = ICONS.get(entry.status, "·")
-            lines.append(f" {marker}{icon} [{entry.status}] {entry.content}")
+            lines.append(f" {marker}{icon} [{entry.status}] {entry.shown}")
         return "\n".join(lines)
 
     def decided(self, tool_call: dict[str, Any], choice: str, how: str) -> None:
         name = literal(tool_call.get("title") or tool_call.get("toolCallId"))
         self._print(f"[permission] {name}: {literal(choice)} ({how})")
 
-    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
-        tty = _open_tty()
-        if tty is None:
-            return None
-        tty_in, tty_out = tty
-        with tty_in, tty_out:
-            tty_out.write("[permission] the agent asks to run:\n")
-            lines = tool_summary(with_known(self.state, tool_call))
-            tty_out.write("\n".join(f"  {line}" for line in lines) + "\n")
-            return read_choice(options, tty_out, tty_in)
+    def ask(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]], stop: threading.Event
+    ) -> str | None:
+        header = "[permission] the agent asks to run:\n"
+        return ask_at_tty(header, with_known(self.state, tool_call), options, stop)
 
     def note(self, text: str) -> None:
         self._print(literal(text))
@@ -348,7 +307,7 @@ class LineView:
     def close(self) -> None:
         if self._message_open:
             self.out.write("\n")
-            self._message_open = False
+            self._message_open = None
         self.out.flush()
 
 
@@ -364,6 +323,7 @@ class LiveView:
         self.live = Live(self._render(), console=self.console, auto_refresh=False, transient=False)
         self.live.start()
         self._message: list[str] = []
+        self._thought: list[str] = []
 
     def _render(self) -> Any:
         from rich.console import Group
@@ -378,14 +338,14 @@ class LiveView:
         for entry in self.state.entries:
             style = STYLES.get(entry.status, "")
             icon = ICONS.get(entry.status, "·")
-            label = Text(entry.content, style=style)
+            label = Text(entry.shown, style=style)
             if entry.key in self.state.added:
                 label.append("  (new)", style="cyan")
             rows.add_row(Text(icon, style=style), label)
         current = self.state.current
         header = Text(f"{done}/{total} done", style="bold")
         if current:
-            header.append(f"   current: {current[0].content}", style="bold")
+            header.append(f"   current: {current[0].shown}", style="bold")
         parts: list[Any] = [header, Text(progress_bar(done, total), style="blue"), rows]
         if self.state.removed:
             parts.append(Text(f"{len(self.state.removed)} task(s) removed", style="dim"))
@@ -409,16 +369,25 @@ class LiveView:
         self.live.update(self._render(), refresh=True)
 
     def _flush_message(self) -> None:
+        if self._thought:
+            text = "".join(self._thought)
+            self.live.console.print(text, style="dim italic", markup=False, highlight=False)
+            self._thought = []
         if self._message:
             self.live.console.print("".join(self._message), markup=False, highlight=False)
             self._message = []
 
     def update(self, update: dict[str, Any]) -> None:
         kind = self.state.apply(update)
-        if kind == "agent_message_chunk":
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
             content = update.get("content") or {}
             if content.get("type") == "text":
-                self._message.append(literal(content.get("text", "")))
+                thought = kind == "agent_thought_chunk"
+                if self._message if thought else self._thought:
+                    self._flush_message()  # the other stream ended
+                (self._thought if thought else self._message).append(
+                    literal(content.get("text", ""))
+                )
             return
         self._flush_message()
         if kind in ("plan", "tool_call", "tool_call_update"):
@@ -432,19 +401,14 @@ class LiveView:
         line = Text.assemble(("permission", "dim"), f" {name}: {literal(choice)} ({how})")
         self.live.console.print(line, highlight=False)
 
-    def ask(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> str | None:
+    def ask(
+        self, tool_call: dict[str, Any], options: list[dict[str, Any]], stop: threading.Event
+    ) -> str | None:
         self._flush_message()
         self.live.stop()
         try:
-            tty = _open_tty()
-            if tty is None:
-                return None
-            tty_in, tty_out = tty
-            with tty_in, tty_out:
-                tty_out.write("\n\033[1mThe agent asks permission:\033[0m\n")
-                lines = tool_summary(with_known(self.state, tool_call))
-                tty_out.write("\n".join(f"  {line}" for line in lines) + "\n")
-                return read_choice(options, tty_out, tty_in)
+            header = "\n\033[1mThe agent asks permission:\033[0m\n"
+            return ask_at_tty(header, with_known(self.state, tool_call), options, stop)
         finally:
             self.live.start()
             self._refresh()

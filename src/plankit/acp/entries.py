@@ -6,9 +6,14 @@ A v1 ``plan`` update carries the whole list every time, and each entry has only
 other value.  So each :class:`Entry` keeps a richer status and a stable id, and puts
 them in the entry's ``_meta``::
 
-    {"content": "2.2 Identify variance — waiting for review: check the threshold",
-     "priority": "high", "status": "in_progress",
-     "_meta": {"plankit": {"id": "2.2", "status": "review", "kind": "checklist"}}}
+    {"content": "2.2 Identify variance", "priority": "high", "status": "in_progress",
+     "_meta": {"plankit": {"id": "2.2", "status": "review", "kind": "checklist",
+                           "reason": "check the threshold",
+                           "note": "waiting for review: check the threshold"}}}
+
+An entry's ``content`` never changes while its status does (clients that key entries
+by content would otherwise see them removed and re-added); what is happening to it
+lives in ``_meta`` (``status``, ``reason``, and ``note``, the one-line summary).
 
 The mapping is pure (no ACP library is imported) and documented in ``docs/acp.md``:
 
@@ -51,18 +56,18 @@ STATUSES: dict[str, WireStatus] = {
     "in_progress": "in_progress",
     "review": "in_progress",
     "completed": "completed",
-    "failed": "completed",
-    "skipped": "completed",
-    "rejected": "completed",
-    "cancelled": "completed",
+    "failed": "pending",
+    "skipped": "pending",
+    "rejected": "pending",
+    "cancelled": "pending",
 }
 """Every rich status and the v1 status sent for it.
 
-Failed, skipped, rejected and cancelled entries are *finished*: nothing more happens
-to them, so they are ``completed`` on the wire (a ``pending`` entry would keep the
-plan open forever) and their content says what happened.  A blocked task has not
-started (``pending``); a task waiting for review or for permission is the one being
-worked on (``in_progress``)."""
+Only a task that was done is ``completed``.  Failed, skipped, rejected and cancelled
+entries did not get done, so they stay ``pending`` on the wire, and a v1 client never
+shows a cancelled or rejected plan as finished; the reason is in ``_meta``.  A blocked
+task has not started (``pending``); a task waiting for review or for permission is
+the one being worked on (``in_progress``)."""
 
 _LABELS: dict[str, str] = {
     "blocked": "blocked",
@@ -73,7 +78,7 @@ _LABELS: dict[str, str] = {
     "rejected": "rejected",
     "cancelled": "cancelled",
 }
-"""What the content says for a status that the v1 status alone does not tell."""
+"""What the note says for a status that the v1 status alone does not tell."""
 
 PRIORITIES: tuple[Priority, ...] = ("high", "medium", "low")
 
@@ -86,7 +91,7 @@ class Entry:
     """Stable identity within the plan: ``3`` (TeDDy action), ``2.3`` (checklist step),
     ``create-schema`` (agentflow task), ``thread/task`` (a commit's task)."""
     content: str
-    """What the task is, as people read it (without the status note)."""
+    """What the task is, as people read it: the same whatever the status."""
     status: str
     """The rich status, one of :data:`STATUSES`."""
     priority: Priority = "medium"
@@ -117,32 +122,42 @@ class Entry:
         return STATUSES[self.status]
 
     @property
-    def display(self) -> str:
-        """The content with the status note a v1 reader needs (``… — failed: exit 1``)."""
+    def note(self) -> str | None:
+        """What the v1 status does not tell, in one line (``failed: exit 1``), or None."""
         label = _LABELS.get(self.status)
         if label is None:
-            return self.content
+            return None
         if not self.reason:
-            return f"{self.content} — {label}"
+            return label
         reason = _one_line(self.reason)
         if reason.startswith(label):  # "rejected by the user" says it already
-            return f"{self.content} — {reason}"
-        return f"{self.content} — {label}: {reason}"
+            return reason
+        return f"{label}: {reason}"
+
+    @property
+    def display(self) -> str:
+        """The content with its note, as a client shows it (``… — failed: exit 1``)."""
+        note = self.note
+        return self.content if note is None else f"{self.content} — {note}"
 
     def meta(self) -> dict[str, Any]:
-        """The ``_meta.plankit`` object: id, status, kind, reason and the extra fields."""
+        """The ``_meta.plankit`` object: id, status, kind, reason, note and the extra
+        fields."""
         out: dict[str, Any] = {"id": self.id, "status": self.status}
         if self.kind:
             out["kind"] = self.kind
         if self.reason:
             out["reason"] = self.reason
+        note = self.note
+        if note is not None:
+            out["note"] = note
         out.update(self.extra)
         return out
 
     def to_wire(self) -> dict[str, Any]:
         """The v1 ``PlanEntry`` JSON object."""
         return {
-            "content": self.display,
+            "content": self.content,
             "priority": self.priority,
             "status": self.wire_status,
             "_meta": {META_KEY: self.meta()},

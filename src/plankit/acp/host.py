@@ -1,11 +1,19 @@
 """What ``plankit acp run`` offers an agent: files (``fs/*``) and terminals (``terminal/*``).
 
-Files are read and written inside the working directory only, with no symbolic link
-followed (anything else is refused with -32602), writes atomically, creating missing
-parent directories.
+Files are read and written inside the working directory only (anything else is
+refused with -32602), writes atomically, creating missing parent directories.  A
+symbolic link is followed when it leads inside the working directory (the path is
+resolved first, then the resolved path is walked with no link followed, so a link
+swapped in meanwhile is refused, not followed); one leading outside is refused.
+
 Terminals run the agent's command (no shell of our own: ``command`` + ``args``) in
-a new process group; their output (stdout and stderr merged) is kept up to
-``outputByteLimit`` bytes, cut from the beginning on a character boundary.
+the working directory or a directory inside it (a ``cwd`` outside is refused), in a
+session of its own, below the same supervisor as ``teddy execute``'s commands
+(:class:`plankit.teddy.run.shell.Launch`): when the terminal is killed or released,
+or the client ends, the command and everything it started (``cmd &``, ``setsid``,
+``nohup``, double forks) are stopped, SIGTERM then SIGKILL.  Their output (stdout and
+stderr merged) is kept up to ``outputByteLimit`` bytes, cut from the beginning on a
+character boundary.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from plankit.errors import InputError
+from plankit.teddy.run.shell import Launch
 from plankit.workspace import read_inside, write_inside
 
 
@@ -27,6 +37,13 @@ def _refuse(message: str) -> Exception:
     from acp import RequestError
 
     return RequestError.invalid_params({"details": message})
+
+
+def inside(base: str, path: str) -> str | None:
+    """``path`` when it is ``base`` or below it (both absolute and normalised)."""
+    if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
+        return path
+    return None
 
 
 class Files:
@@ -41,14 +58,21 @@ class Files:
         self.written: list[Path] = []
 
     def _relative(self, path: str) -> str:
-        target = Path(path)
-        if not target.is_absolute():
+        """``path`` relative to the real working directory, symbolic links resolved;
+        refused when it is not absolute or does not lead inside."""
+        if "\0" in path or not Path(path).is_absolute():
             raise _refuse(f"'{path}' is not an absolute path")
-        base = os.path.abspath(self.root)
-        normal = os.path.normpath(path)
-        if normal == base or not normal.startswith(base.rstrip(os.sep) + os.sep):
+        base = os.path.realpath(self.root)
+        normal = inside(base, os.path.normpath(path))
+        if normal is None:
             raise _refuse(f"'{path}' is outside the working directory {self.root}; refused")
-        return os.path.relpath(normal, base)
+        real = inside(base, os.path.realpath(normal))
+        if real is None or real == base:
+            raise _refuse(
+                f"'{path}' leads outside the working directory {self.root} "
+                "(through a symbolic link); refused"
+            )
+        return os.path.relpath(real, base)
 
     def read(self, path: str, line: int | None = None, limit: int | None = None) -> str:
         """The file's text, from 1-based ``line``, at most ``limit`` lines."""
@@ -56,7 +80,7 @@ class Files:
 
         relative = self._relative(path)
         try:
-            text = read_inside(self.root, relative).decode("utf-8")
+            text = read_inside(Path(os.path.realpath(self.root)), relative).decode("utf-8")
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
         except InputError as exc:
@@ -74,7 +98,7 @@ class Files:
         """Replace (or create) the file, atomically, creating parent directories."""
         relative = self._relative(path)
         try:
-            write_inside(self.root, relative, content.encode("utf-8"))
+            write_inside(Path(os.path.realpath(self.root)), relative, content.encode("utf-8"))
         except InputError as exc:
             raise _refuse(f"'{path}': {exc.detail}") from None
         except OSError as exc:
@@ -85,10 +109,17 @@ class Files:
 @dataclass(slots=True)
 class _Terminal:
     process: asyncio.subprocess.Process
+    launch: Launch
     limit: int | None
     output: bytearray = field(default_factory=bytearray)
     truncated: bool = False
     reader: asyncio.Task[None] | None = None
+    code: int | None = None
+    """The command's exit status (negative for a signal), once :attr:`ended` is set."""
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    stopping: bool = False
+    """Whether the client stopped it (kill, release, the end of the run)."""
+    watcher: asyncio.Task[None] | None = None
 
 
 class Terminals:
@@ -99,6 +130,21 @@ class Terminals:
         self._terminals: dict[str, _Terminal] = {}
         self.commands: list[list[str]] = []
 
+    def _workdir(self, cwd: str | None) -> Path:
+        base = os.path.realpath(self.root)
+        if not cwd:
+            return Path(base)
+        if "\0" in cwd or not Path(cwd).is_absolute():
+            raise _refuse(f"terminal cwd '{cwd}' is not an absolute path")
+        real = inside(base, os.path.realpath(cwd))
+        if real is None:
+            raise _refuse(
+                f"terminal cwd '{cwd}' is outside the working directory {self.root}; refused"
+            )
+        if not os.path.isdir(real):
+            raise _refuse(f"terminal cwd '{cwd}' is not a directory")
+        return Path(real)
+
     async def create(
         self,
         command: str,
@@ -108,27 +154,46 @@ class Terminals:
         limit: int | None,
     ) -> str:
         """Start the command; its terminal id."""
-        workdir = Path(cwd) if cwd else self.root
+        workdir = self._workdir(cwd)
         extra = {item.name: item.value for item in env or ()}
+        environ = {**os.environ, **extra}
+        found = shutil.which(command, path=environ.get("PATH")) if os.sep not in command else None
+        program = found or (str(workdir / command) if os.sep in command else command)
+        if not os.path.isfile(program) or not os.access(program, os.X_OK):
+            raise _refuse(f"cannot run '{command}': no such program")
+        launch = Launch(command, program=[program, *(args or ())])
         try:
             process = await asyncio.create_subprocess_exec(
-                command,
-                *(args or ()),
+                *launch.argv,
                 cwd=workdir,
-                env={**os.environ, **extra},
+                env=launch.environment(extra),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=launch.pass_fds,
             )
         except OSError as exc:
+            launch.close()
             raise _refuse(f"cannot run '{command}': {exc.strerror or exc}") from None
+        launch.spawned(process.pid)
         terminal_id = uuid.uuid4().hex
-        term = _Terminal(process, limit)
+        term = _Terminal(process, launch, limit)
         term.reader = asyncio.ensure_future(self._read(term))
+        term.watcher = asyncio.ensure_future(self._watch(term))
         self._terminals[terminal_id] = term
         self.commands.append([command, *(args or ())])
         return terminal_id
+
+    @staticmethod
+    async def _watch(term: _Terminal) -> None:
+        """Wait for the supervisor to end; then the command's own exit status."""
+        returncode = await term.process.wait()
+        code, _ = await asyncio.to_thread(
+            term.launch.finish, returncode, stopped_early=term.stopping
+        )
+        term.code = code
+        term.ended.set()
 
     async def _read(self, term: _Terminal) -> None:
         assert term.process.stdout is not None
@@ -149,17 +214,23 @@ class Terminals:
 
     @staticmethod
     def _status(term: _Terminal) -> dict[str, Any] | None:
-        code = term.process.returncode
-        if code is None:
+        if not term.ended.is_set():
             return None
+        code = term.code
+        if code is None:
+            return {"exitCode": None, "signal": "SIGKILL"}
         if code < 0:
-            return {"exitCode": None, "signal": signal.Signals(-code).name}
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return {"exitCode": None, "signal": name}
         return {"exitCode": code, "signal": None}
 
     async def output(self, terminal_id: str) -> dict[str, Any]:
         """``{output, truncated, exitStatus?}``."""
         term = self._get(terminal_id)
-        if term.process.returncode is not None and term.reader is not None:
+        if term.ended.is_set() and term.reader is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(term.reader), 2)
         out: dict[str, Any] = {
@@ -174,32 +245,39 @@ class Terminals:
     async def wait(self, terminal_id: str) -> dict[str, Any]:
         """Wait for the command to end; ``{exitCode, signal}``."""
         term = self._get(terminal_id)
-        await term.process.wait()
+        await term.ended.wait()
         status = self._status(term)
         assert status is not None
         return status
 
     async def kill(self, terminal_id: str) -> None:
-        """Stop the command's process group (the terminal stays until released)."""
-        term = self._get(terminal_id)
+        """Stop the command and everything it started (the terminal stays until
+        released): SIGTERM, then SIGKILL when it has not ended after the grace."""
+        await self._stop(self._get(terminal_id))
+
+    @staticmethod
+    async def _stop(term: _Terminal) -> None:
         if term.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(term.process.pid, signal.SIGTERM)
+            term.stopping = True
+            term.launch.terminate()
             try:
-                await asyncio.wait_for(term.process.wait(), 2)
+                await asyncio.wait_for(asyncio.shield(term.ended.wait()), term.launch.grace)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(term.process.pid, signal.SIGKILL)
-                await term.process.wait()
+                term.launch.kill()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(term.ended.wait()), term.launch.grace)
 
     async def release(self, terminal_id: str) -> None:
         """Kill the command if it still runs and forget the terminal."""
-        await self.kill(terminal_id)
-        term = self._terminals.pop(terminal_id)
+        term = self._get(terminal_id)
+        await self._stop(term)
+        self._terminals.pop(terminal_id, None)
         if term.reader is not None:
             term.reader.cancel()
 
     async def close(self) -> None:
-        """Release every terminal (the session ended)."""
-        for terminal_id in list(self._terminals):
-            await self.release(terminal_id)
+        """Release every terminal (the session ended), all at once."""
+        await asyncio.gather(
+            *(self.release(terminal_id) for terminal_id in list(self._terminals)),
+            return_exceptions=True,
+        )

@@ -382,16 +382,18 @@ def mcp(ctx: click.Context) -> None:
     """Serve the agentflow tools over MCP (stdio) for the session in $AGENTFLOW_SESSION_ID."""
     import os
 
-    from plankit.agentflow.mcp_tools import serve
+    from plankit.agentflow.paths import home_dir
+    from plankit.mcp.server import serve_agentflow
 
-    plane = control(ctx)
+    params = ctx.find_root().params
+    home = call(False, lambda: home_dir(params.get("home")))  # the SDK loads while serving
     if not os.environ.get("AGENTFLOW_SESSION_ID"):
         click.echo(
             "agentctl mcp: AGENTFLOW_SESSION_ID is not set; every tool will report "
             "session-missing until the server is started with it",
             err=True,
         )
-    serve(plane.home, database=plane.database)
+    call(False, lambda: serve_agentflow(home, params.get("database")))
 
 
 def _add_task_commands() -> None:

@@ -38,6 +38,7 @@ from plankit.agentflow.checks import (
     clean_topic,
     session_exists,
 )
+from plankit.agentflow.database import Database, now
 from plankit.agentflow.model import PlanDirError
 from plankit.agentflow.paths import ENV_DATABASE, home_dir, new_id
 from plankit.agentflow.records import (
@@ -49,7 +50,7 @@ from plankit.agentflow.records import (
     TaskStatus,
     Thread,
 )
-from plankit.agentflow.store import BUSY_TIMEOUT, Database, connect, now, transaction
+from plankit.agentflow.store import BUSY_TIMEOUT, connect, transaction
 from plankit.agentflow.work import WorkMixin
 
 T = TypeVar("T")

@@ -13,10 +13,20 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from plankit.agentflow.model import Task
+
+class Node(Protocol):
+    """What :func:`waves` reads of a task (:class:`plankit.agentflow.model.Task`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def depends_on(self) -> Sequence[str]: ...
+
+
+N = TypeVar("N", bound=Node)
 
 
 def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[list[str]]:
@@ -102,7 +112,7 @@ def _cycle_in(
     raise AssertionError("a strongly connected component always has a cycle")  # pragma: no cover
 
 
-def waves(tasks: Sequence[Task]) -> list[list[Task]]:
+def waves(tasks: Sequence[N]) -> list[list[N]]:
     """The tasks in dependency waves, each wave in sort order.
 
     Dependencies on unknown ids are ignored; tasks on a cycle (an invalid plan) are
@@ -118,7 +128,7 @@ def waves(tasks: Sequence[Task]) -> list[list[Task]]:
             dependents.setdefault(dep, []).append(task.id)
     order = {task.id: i for i, task in enumerate(tasks)}
     current = [task.id for task in tasks if waiting[task.id] == 0]
-    result: list[list[Task]] = []
+    result: list[list[N]] = []
     while current:
         result.append([by_id[task_id] for task_id in current])
         following: list[str] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plankit.agentflow.graph import waves
 from plankit.errors import PlankitError, diagnostic_json
 
 
@@ -105,8 +106,6 @@ class Plan:
         ``waves`` lists task ids layer by layer (a wave's tasks can run in parallel);
         ``ready`` is the first wave: the tasks that depend on nothing.
         """
-        from plankit.agentflow.graph import waves
-
         layers = [[task.id for task in wave] for wave in waves(self.tasks)]
         return {
             "path": self.path,

@@ -2,7 +2,7 @@
 
 ``AGENTFLOW_DATABASE_URL`` (or ``agentctl --database URL``) names it, as a libpq URL
 (``postgresql://agentflow@db.example/agentflow``) or keyword string; psycopg 3 talks
-to it.  The schema and its migrations are the ones of :mod:`plankit.agentflow.store`;
+to it.  The schema and its migrations are the ones of :mod:`plankit.agentflow.schema`;
 the first process to connect applies what is missing, under an advisory lock.
 
 Transactions run at READ COMMITTED.  Claims lock the row they take with ``FOR UPDATE
@@ -17,8 +17,9 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from plankit.agentflow.database import WRITE_ATTEMPTS, Database
 from plankit.agentflow.records import ControlError
-from plankit.agentflow.store import SCHEMA_VERSION, Database, newer_schema
+from plankit.agentflow.schema import SCHEMA_VERSION, apply_migrations, newer_schema
 
 if TYPE_CHECKING:
     import psycopg
@@ -107,11 +108,11 @@ class PostgresDatabase(Database):
 
     def call(self, function: str, params: Sequence[object]) -> list[Any] | None:
         marks = ", ".join(["%s"] * len(params))
-        for attempt in range(8):
+        for attempt in range(WRITE_ATTEMPTS):
             try:
                 return list(self.conn.execute(f"SELECT * FROM {function}({marks})", params))
             except Exception as exc:
-                if attempt < 7 and self.is_retryable(exc):
+                if attempt + 1 < WRITE_ATTEMPTS and self.is_retryable(exc):
                     continue
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
@@ -165,7 +166,7 @@ def connect_postgres(url: str) -> PostgresDatabase:
                     raise newer_schema(db.where, start)
                 if start < SCHEMA_VERSION:
                     db.execute(_NOW_MS)
-                    db.apply_migrations(start)
+                    apply_migrations(db, start)
     except ControlError:
         conn.close()
         raise

@@ -1,4 +1,4 @@
-"""The control plane's SQL: rows in and out of the tables of :mod:`plankit.agentflow.store`.
+"""The control plane's SQL: rows in and out of the tables of :mod:`plankit.agentflow.schema`.
 
 Each function runs its statements on a connection it is given; the caller decides the
 transaction (``store.transaction``) that holds them.
@@ -22,7 +22,7 @@ from plankit.agentflow.records import (
 )
 
 if TYPE_CHECKING:
-    from plankit.agentflow.store import Database
+    from plankit.agentflow.database import Database
 
 _THREAD_COLUMNS = "thread_id, session_id, kind, plan_dir, created_at, removed_at"
 _SESSION_COLUMNS = "session_id, agent_session_id, topic, created_at, ended_at, host"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from plankit.agentflow import queries, tracking
+from plankit.agentflow.database import Database
 from plankit.agentflow.records import (
     CommitRecord,
     ControlError,
@@ -30,7 +31,8 @@ from plankit.agentflow.records import (
     TaskStatus,
     Thread,
 )
-from plankit.agentflow.store import SCHEMA_VERSION, Database, SqliteDatabase
+from plankit.agentflow.schema import SCHEMA_VERSION
+from plankit.agentflow.store import SqliteDatabase
 
 DB_NAME = "agentflow.db"
 

@@ -12,11 +12,9 @@ failed     finished without success (with a reason); ``release`` reopens it
 blocked    a dependency failed (or is blocked)
 =========  ====================================================================
 
-A claim is one transaction that picks the first claimable task (an expired claim
-first, then the ready tasks in plan order) and marks it claimed: on SQLite the write
-lock makes it atomic, on PostgreSQL ``FOR UPDATE SKIP LOCKED`` lets concurrent claims
-take different rows without waiting for each other.  Finishing a task counts down
-``pending`` (dependencies not done) of its dependents in the same transaction.
+A claim picks the first claimable task and marks it claimed; finishing a task counts
+down ``pending`` (dependencies not done) of its dependents in the same transaction.
+Both are written once, in :mod:`plankit.agentflow.claims`, for SQLite and PostgreSQL.
 
 A new commit replaces the rows; a task whose id and dependencies did not change keeps
 its claim, completion or failure, and the waiting, ready and blocked states are worked
@@ -27,46 +25,32 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from graphlib import TopologicalSorter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from plankit.agentflow.records import ControlError, TaskStatus, iso_ms
+from plankit.agentflow.claims import (
+    COLUMNS,
+    DEPENDENTS_DONE,
+    FINISH,
+    bind,
+    done_call,
+    remaining,
+    status,
+)
+from plankit.agentflow.records import ControlError, TaskStatus
 
 if TYPE_CHECKING:
+    from plankit.agentflow.database import Database
     from plankit.agentflow.records import CommitRecord
-    from plankit.agentflow.store import Database
+
+__all__ = ["remaining"]
 
 HELD = ("claimed", "done", "failed")
 """States a task keeps across commits (the others follow from its dependencies)."""
 
 OPEN = ("waiting", "ready", "claimed")
 """States of tasks that still have work to do (counted as ``remaining``)."""
-
-_COLUMNS = (
-    "thread_id, task_id, state, holder, holder_host, claim_id, claims, lease_until, "
-    "changed_at, reason, spec, CASE WHEN lease_until < now_ms() THEN 1 ELSE 0 END"
-)
-
-
-def _status(row: Sequence[Any]) -> TaskStatus:
-    thread_id, task_id, state, holder, host, claim, claims, lease, changed, reason, spec, gone = row
-    claimed = state == "claimed"
-    return TaskStatus(
-        thread_id=str(thread_id),
-        task_id=str(task_id),
-        state=str(state),
-        holder=None if holder is None else str(holder),
-        host=None if host is None else str(host),
-        claim=None if claim is None or not claimed else str(claim),
-        claims=int(claims),
-        lease_expires_at=iso_ms(int(lease)) if claimed and lease is not None else None,
-        lease_expired=claimed and bool(gone),
-        reason=None if reason is None else str(reason),
-        changed_at=iso_ms(int(changed)) or "",
-        spec=json.loads(spec),
-    )
 
 
 def derive(
@@ -207,19 +191,9 @@ def _recompute(db: Database, thread_id: str) -> None:
 def statuses(db: Database, session_id: str) -> list[TaskStatus]:
     """Every tracked task of the session, in plan order."""
     rows = db.execute(
-        f"SELECT {_COLUMNS} FROM tasks WHERE session_id = ? ORDER BY position", (session_id,)
+        f"SELECT {COLUMNS} FROM tasks WHERE session_id = ? ORDER BY position", (session_id,)
     ).fetchall()
-    return [_status(row) for row in rows]
-
-
-def remaining(db: Database, session_id: str) -> int:
-    """Tasks with work left: waiting, ready or claimed (not done, failed or blocked)."""
-    row = db.execute(
-        "SELECT COUNT(*) FROM tasks WHERE session_id = ? AND state IN ('waiting', 'ready', "
-        "'claimed')",
-        (session_id,),
-    ).fetchone()
-    return int(row[0])
+    return [status(row) for row in rows]
 
 
 def tracked_commit(db: Database, session_id: str) -> int | None:
@@ -275,81 +249,13 @@ def _shown(text: str) -> str:
 # --- changing -----------------------------------------------------------------------------
 
 
-def claim_call(
-    db: Database,
-    session_id: str,
-    *,
-    agent: str | None,
-    holder: str | None,
-    host: str,
-    lease_ms: int,
-) -> tuple[TaskStatus | None, int] | None:
-    """:func:`claim` in one call of the database's own function (PostgreSQL), outside
-    any transaction; ``None`` when the database has none."""
-    rows = db.call(
-        "agentflow_claim",
-        (session_id, agent, holder or agent, host, lease_ms, secrets.token_hex(8)),
-    )
-    if rows is None:
-        return None
-    row = rows[0]
-    return (None if row[0] is None else _status(row[:12])), int(row[12])
-
-
-def done_call(db: Database, session_id: str, ref: str, claim_id: str) -> TaskStatus | None:
-    """The usual done (a task claimed by ``claim_id``) in one call of the database's
-    function, outside any transaction; ``None`` for any other case, or without one."""
+def done_ref(db: Database, session_id: str, ref: str, claim_id: str) -> TaskStatus | None:
+    """The usual done (``<thread_id>/<task_id>`` claimed by ``claim_id``) in one call of
+    the database's function, outside any transaction; ``None`` for any other case."""
     match = _REF.fullmatch(ref)
     if match is None or match.group(1) is None:
         return None
-    rows = db.call("agentflow_done", (session_id, match.group(1), match.group(2), claim_id))
-    return _status(rows[0]) if rows else None
-
-
-def claim(
-    db: Database,
-    session_id: str,
-    *,
-    agent: str | None,
-    holder: str | None,
-    host: str,
-    lease_ms: int,
-) -> tuple[TaskStatus | None, int]:
-    """Claim one claimable task (inside a transaction): the task, or ``None``, and the
-    number of tasks with work left.
-
-    With ``agent``, a task assigned to another agent (its ``agent`` field) is not taken.
-    """
-    # (not for an ended session: then nothing is claimed and the caller says why)
-    extra = (
-        " AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.session_id = ? "
-        "AND s.ended_at IS NOT NULL)"
-    )
-    params = [session_id, session_id]
-    if agent is not None:
-        extra += " AND (agent IS NULL OR agent = ?)"
-        params.append(agent)
-    row = db.execute(
-        "SELECT thread_id, task_id FROM tasks WHERE session_id = ? AND state = 'claimed' "
-        f"AND lease_until < now_ms(){extra} ORDER BY lease_until LIMIT 1{db.skip_locked}",
-        params,
-    ).fetchone()
-    if row is None:
-        row = db.execute(
-            f"SELECT thread_id, task_id FROM tasks WHERE session_id = ? AND state = 'ready'"
-            f"{extra} ORDER BY position LIMIT 1{db.skip_locked}",
-            params,
-        ).fetchone()
-    task = None
-    if row is not None:
-        updated = db.execute(
-            "UPDATE tasks SET state = 'claimed', holder = ?, holder_host = ?, claim_id = ?, "
-            "claims = claims + 1, lease_until = now_ms() + ?, changed_at = now_ms(), "
-            f"reason = NULL WHERE thread_id = ? AND task_id = ? RETURNING {_COLUMNS}",
-            (holder or agent, host, secrets.token_hex(8), lease_ms, row[0], row[1]),
-        ).fetchone()
-        task = _status(updated)
-    return task, remaining(db, session_id)
+    return done_call(db, session_id, match.group(1), match.group(2), claim_id)
 
 
 def _row(db: Database, session_id: str, ref: str) -> TaskStatus:
@@ -357,18 +263,18 @@ def _row(db: Database, session_id: str, ref: str) -> TaskStatus:
     match = _REF.fullmatch(ref)
     if match is not None and match.group(1) is not None:  # the usual case: one query
         row = db.execute(
-            f"SELECT {_COLUMNS} FROM tasks WHERE session_id = ? AND thread_id = ? AND "
+            f"SELECT {COLUMNS} FROM tasks WHERE session_id = ? AND thread_id = ? AND "
             f"task_id = ?{db.for_update}",
             (session_id, match.group(1), match.group(2)),
         ).fetchone()
         if row is not None:
-            return _status(row)
+            return status(row)
     thread_id, task_id = locate(db, session_id, ref)
     row = db.execute(
-        f"SELECT {_COLUMNS} FROM tasks WHERE thread_id = ? AND task_id = ?{db.for_update}",
+        f"SELECT {COLUMNS} FROM tasks WHERE thread_id = ? AND task_id = ?{db.for_update}",
         (thread_id, task_id),
     ).fetchone()
-    return _status(row)
+    return status(row)
 
 
 def _check_claim(task: TaskStatus, claim_id: str | None, action: str) -> None:
@@ -414,24 +320,21 @@ def finish(
     _check_claim(task, claim_id, action)
     if task.state not in ("claimed", "ready"):
         raise _wrong_state(task, action, ("claimed", "ready"))
-    who = task.holder if task.state == "claimed" else holder
-    updated = db.execute(
-        "UPDATE tasks SET state = ?, holder = ?, lease_until = NULL, claim_id = NULL, "
-        f"changed_at = now_ms(), reason = ? WHERE thread_id = ? AND task_id = ? "
-        f"RETURNING {_COLUMNS}",
-        ("failed" if failed else "done", who, reason, task.thread_id, task.task_id),
-    ).fetchone()
+    values = {
+        "state": "failed" if failed else "done",
+        "holder": holder,
+        "reason": reason,
+        "session": session_id,
+        "thread": task.thread_id,
+        "task": task.task_id,
+        "claim": claim_id,
+    }
+    updated = db.execute(*bind(FINISH, values)).fetchone()
     if failed:
         _recompute(db, task.thread_id)
     else:
-        db.execute(
-            "UPDATE tasks SET pending = pending - 1, state = CASE WHEN state = 'waiting' AND "
-            "pending = 1 THEN 'ready' ELSE state END, changed_at = now_ms() "
-            "WHERE thread_id = ? AND task_id IN "
-            "(SELECT task_id FROM task_deps WHERE thread_id = ? AND dep_id = ?)",
-            (task.thread_id, task.thread_id, task.task_id),
-        )
-    return _status(updated)
+        db.execute(*bind(DEPENDENTS_DONE, values))
+    return status(updated)
 
 
 def heartbeat(
@@ -444,10 +347,10 @@ def heartbeat(
         raise _wrong_state(task, "extend", ("claimed",))
     updated = db.execute(
         "UPDATE tasks SET lease_until = now_ms() + ? WHERE thread_id = ? AND task_id = ? "
-        f"RETURNING {_COLUMNS}",
+        f"RETURNING {COLUMNS}",
         (lease_ms, task.thread_id, task.task_id),
     ).fetchone()
-    return _status(updated)
+    return status(updated)
 
 
 def release(db: Database, session_id: str, ref: str, *, claim_id: str | None) -> TaskStatus:

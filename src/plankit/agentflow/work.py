@@ -2,8 +2,9 @@
 
 :class:`WorkMixin` gives :class:`~plankit.agentflow.control.ControlPlane` its task
 methods; each finds the session, then runs one transaction of
-:mod:`plankit.agentflow.tracking` (again, when concurrent writers on PostgreSQL
-deadlock).  Tasks are named ``<thread_id>/<task_id>``, as a claim prints them.
+:mod:`plankit.agentflow.tracking` or :mod:`plankit.agentflow.claims` (again, when
+concurrent writers on PostgreSQL deadlock).  Tasks are named ``<thread_id>/<task_id>``, as a
+claim prints them.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from plankit.agentflow import tracking
+from plankit.agentflow import claims, tracking
 from plankit.agentflow.records import Claim, ControlError, TaskStatus
 
 if TYPE_CHECKING:
+    from plankit.agentflow.database import Database
     from plankit.agentflow.records import Session
-    from plankit.agentflow.store import Database
 
 DEFAULT_LEASE = 600.0
 """Seconds a claim lasts unless its holder sends a heartbeat (10 minutes)."""
@@ -58,11 +59,11 @@ class WorkMixin:
         lease_ms = _lease_ms(lease)
         with self._db() as conn:
             sid = self._session_id(conn, session)
-            called = tracking.claim_call(
+            called = claims.claim_call(
                 conn, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
             )
             task, left = called or conn.write(
-                lambda db: tracking.claim(
+                lambda db: claims.claim(
                     db, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
                 ),
                 durable=False,  # a lost claim only returns its task early
@@ -113,7 +114,7 @@ class WorkMixin:
         """
         if claim is not None:
             with self._db() as conn:
-                done = tracking.done_call(conn, self._session_id(conn, session), ref, claim)
+                done = tracking.done_ref(conn, self._session_id(conn, session), ref, claim)
             if done is not None:
                 return done
         return self._task_write(

@@ -6,10 +6,10 @@ structural edits that keep progress.  Each tool is one
 :class:`~plankit.checklist.manager.PlanManager` call; a plankit error (unknown step,
 no plan, a locked workbook …) comes back as a tool error whose text says what to do.
 
-Arguments are checked here before the SDK sees them, so that a mistake costs the
-agent one line: an unknown argument is refused (the input schemas say
-``additionalProperties: false``), and a missing or mistyped one is named with what is
-expected, not a validation dump.  Statuses are an enum in the schema.
+The tools are registered through :func:`plankit.mcp.tools.add_tool`: arguments
+checked before the tool runs, every failure in the servers' one error shape (a plankit
+error keeps its code, its message worded for an agent: tools named, not commands), the
+descriptions taken from :mod:`plankit.mcp.catalog`.  Statuses are an enum in the schema.
 
 Results are short text or compact JSON: ``get_plan`` gives the progress of each phase,
 the current and next steps, what waits for review, open questions and lint warnings,
@@ -19,19 +19,20 @@ This module imports pydantic and the MCP SDK; only ``plankit mcp`` imports it.
 """
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from plankit.checklist.manager import PlanManager
 from plankit.checklist.model import Phase, Plan, PlanTask
 from plankit.checklist.render import progress_text, task_text
-from plankit.errors import PlankitError
+from plankit.errors import Diagnostic, PlankitError, diagnostics_of
+from plankit.mcp.catalog import CHECKLIST
+from plankit.mcp.tools import ToolFailure, add_tool, problem
 
 T = TypeVar("T")
 
@@ -55,29 +56,30 @@ class PhaseSpec(BaseModel):
     )
 
 
-TOOL_NAMES = (
-    "init_plan",
-    "get_plan",
-    "get_next_task",
-    "get_current_task",
-    "get_review_tasks",
-    "create_plan",
-    "start_task",
-    "complete_task",
-    "block_task",
-    "review_task",
-    "set_task_status",
-    "append_note",
-    "add_step",
-    "remove_step",
-    "add_phase",
-    "rename_phase",
-    "renumber_steps",
-    "answer_question",
-    "set_goal",
-    "set_analysis",
+TOOL_NAMES = tuple(tool.name for tool in CHECKLIST)
+"""Every checklist tool, in the catalogue's order (core first)."""
+
+_FOR_AGENTS = (
+    (re.compile(r" \(`plankit checklist init` / `create`\)"), ""),
+    (
+        re.compile(r"say so: `plankit checklist create --force`, .*? in Python"),
+        "call create_plan with replace=true",
+    ),
+    (re.compile(r"`plankit checklist lint` lists every"), "get_plan lists every"),
+    (re.compile(r"`plankit checklist (\w+)`"), r"the \1 command"),
 )
-"""The tools :func:`register_checklist_tools` adds, in order."""
+
+
+def for_agents(error: PlankitError) -> list[Diagnostic]:
+    """A plankit error as the diagnostics an agent gets: its messages name the tools
+    to call, not the ``plankit checklist`` commands a person would run."""
+    out = []
+    for found in diagnostics_of(error):
+        message = found.message
+        for pattern, replacement in _FOR_AGENTS:
+            message = pattern.sub(replacement, message)
+        out.append(Diagnostic(found.line, found.code, message, found.file))
+    return out
 
 
 def _count(n: int, noun: str) -> str:
@@ -132,87 +134,23 @@ def _phase_text(phase: Phase) -> str:
     return f"Phase {phase.number}: {phase.name} ({steps})"
 
 
-# --- argument checking ----------------------------------------------------------------
-
-
-def _describe_error(tool: str, error: dict[str, Any]) -> str:
-    """One pydantic error as one sentence naming the argument."""
-    loc = ".".join(str(p) for p in error.get("loc", ()))
-    kind = str(error.get("type", ""))
-    where = f"argument {loc!r}" if loc else "the arguments"
-    if kind == "missing":
-        return f"{tool}: {where} is required"
-    if kind == "extra_forbidden":
-        return f"{tool}: unknown {where}"
-    if kind == "string_type":
-        return (
-            f'{tool}: {where} must be a string, e.g. "1.2" for a step '
-            f"(got {json.dumps(error.get('input'))[:60]})"
-        )
-    if kind in ("literal_error", "enum"):
-        expected = (error.get("ctx") or {}).get("expected", "")
-        return f"{tool}: {where} must be one of {expected} (got {error.get('input')!r})"
-    message = str(error.get("msg", "is not valid")).replace("\n", " ")
-    return f"{tool}: {where}: {message} (got {json.dumps(error.get('input'))[:60]})"
-
-
-class CheckedTool(Tool):
-    """A tool whose arguments are checked first: unknown ones refused, every problem
-    reported on one line."""
-
-    async def run(
-        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
-    ) -> Any:
-        """Check ``arguments``, then run the tool as the SDK does."""
-        known = set(self.parameters.get("properties", {}))
-        unknown = sorted(set(arguments) - known)
-        if unknown:
-            listing = ", ".join(sorted(known)) or "none"
-            raise ToolError(
-                f"{self.name}: unknown argument{'s' * (len(unknown) > 1)} "
-                f"{', '.join(repr(u) for u in unknown)}; its arguments are: {listing}"
-            )
-        try:
-            self.fn_metadata.validate_arguments(arguments)
-        except ValidationError as exc:
-            errors = exc.errors()
-            first = _describe_error(self.name, dict(errors[0]))
-            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise ToolError(first + more) from None
-        return await super().run(arguments, context, convert_result)
-
-
-def _install(server: MCPServer[Any], tool: CheckedTool) -> None:
-    """Add ``tool`` to ``server``'s tools (the SDK makes plain tools from functions;
-    this one keeps its argument checks)."""
-    manager = getattr(server, "_tool_manager", None)
-    tools = getattr(manager, "_tools", None)
-    if not isinstance(tools, dict):  # pragma: no cover - an SDK without the tool table
-        server.add_tool(
-            tool.fn,
-            name=tool.name,
-            description=tool.description,
-            annotations=tool.annotations,
-            structured_output=False,
-        )
-        return
-    tools[tool.name] = tool
-
-
 # --- the tools ---------------------------------------------------------------------------
 
 
 def register_checklist_tools(
-    server: MCPServer[Any], manager_factory: Callable[[], PlanManager]
+    server: MCPServer[Any],
+    manager_factory: Callable[[], PlanManager],
+    names: Collection[str] | None = None,
 ) -> list[str]:
-    """Add the checklist tools to ``server``; ``manager_factory`` gives the manager
-    each call works on.  Returns the names of the tools added."""
+    """Add the checklist tools to ``server`` (only those in ``names`` when given);
+    ``manager_factory`` gives the manager each call works on.  Returns the names of
+    the tools added."""
 
     def run(action: Callable[[PlanManager], T]) -> T:
         try:
             return action(manager_factory())
         except PlankitError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolFailure(for_agents(exc)) from None
 
     def where() -> str:
         return manager_factory().cell
@@ -243,9 +181,14 @@ def register_checklist_tools(
 
             findings = lint_plan(plan.raw)
             if findings:  # "nothing left" would be wrong: some steps are not read
-                raise ToolError(
-                    "no todo step was read, but the plan has problems: "
-                    + "; ".join(finding_text(f) for f in findings[:5])
+                why = "no todo step was read, but the plan has problems: "
+                raise ToolFailure(
+                    [
+                        problem(
+                            "plan-unreadable",
+                            why + "; ".join(finding_text(f) for f in findings[:5]),
+                        )
+                    ]
                 )
         return task_json(task)
 
@@ -381,88 +324,37 @@ def register_checklist_tools(
     read_only = ToolAnnotations(read_only_hint=True)
     write = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
     edit = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
-    tools: list[tuple[Callable[..., str], str, ToolAnnotations]] = [
-        (
-            init_plan,
-            "Set up the plan store and return the plan. Safe to repeat: an existing plan is "
-            "kept; an empty store gets a starter plan.",
-            write,
-        ),
-        (
-            get_plan,
-            "Return the plan: progress per phase, current and next step, reviews, warnings "
-            "(full=true adds the Markdown).",
-            read_only,
-        ),
-        (
-            get_next_task,
-            "Return the next todo step as JSON (blocked and review steps are skipped), or "
-            "null when none is left.",
-            read_only,
-        ),
-        (
-            get_current_task,
-            "Return the step in progress [/] as JSON, or null: where to resume.",
-            read_only,
-        ),
-        (get_review_tasks, "Return the steps waiting for a person's review, as JSON.", read_only),
+    destructive = ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False
+    )
+    tools: list[tuple[Callable[..., str], ToolAnnotations]] = [
+        (get_plan, read_only),
         (
             create_plan,
-            "Write a new plan: title, goal, phases of steps (numbered N.1, N.2 … for you). "
-            "Replaces the starter plan; any other plan only with replace=true.",
             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
         ),
-        (start_task, "Mark a step in progress [/] before working on it.", write),
-        (complete_task, "Mark a step done [x]; today's date is added.", write),
-        (block_task, "Mark a step blocked [>] with the reason it cannot go on.", write),
-        (review_task, "Mark a step as needing a person's review [!] with a note.", write),
-        (
-            set_task_status,
-            "Set any status, e.g. todo to reopen a step; blocked and review need a note.",
-            write,
-        ),
-        (append_note, "Add one line to the plan's Notes.", edit),
-        (
-            add_step,
-            "Add a todo step after or before a step, or at the end of a phase; later steps "
-            "are renumbered, progress kept.",
-            edit,
-        ),
-        (
-            remove_step,
-            "Remove a step and its sub-steps; later steps are renumbered, progress kept.",
-            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False),
-        ),
-        (
-            add_phase,
-            "Add a phase of todo steps after a phase (default: last); later phases are renumbered.",
-            edit,
-        ),
-        (rename_phase, "Rename a phase; its steps are kept.", write),
-        (
-            renumber_steps,
-            "Number phases 1, 2 … and steps N.1, N.2 … in order, fixing duplicate or "
-            "skipped numbers; statuses kept.",
-            write,
-        ),
-        (answer_question, "Write the user's answer after a question of the plan.", write),
-        (set_goal, "Replace the plan's goal sentence.", write),
-        (
-            set_analysis,
-            "Set Analysis fields (spreadsheet, key sheets, read/write ranges, current "
-            "state); others are kept.",
-            write,
-        ),
+        (get_next_task, read_only),
+        (start_task, write),
+        (complete_task, write),
+        (set_task_status, write),
+        (add_step, edit),
+        (append_note, edit),
+        (init_plan, write),
+        (get_current_task, read_only),
+        (get_review_tasks, read_only),
+        (block_task, write),
+        (review_task, write),
+        (remove_step, destructive),
+        (add_phase, edit),
+        (rename_phase, write),
+        (renumber_steps, write),
+        (answer_question, write),
+        (set_goal, write),
+        (set_analysis, write),
     ]
-    for fn, description, annotations in tools:
-        tool = CheckedTool.from_function(
-            fn,
-            name=fn.__name__,
-            description=description,
-            annotations=annotations,
-            structured_output=False,
-        )
-        assert isinstance(tool, CheckedTool)
-        tool.parameters["additionalProperties"] = False
-        _install(server, tool)
-    return [fn.__name__ for fn, _, _ in tools]
+    assert [fn.__name__ for fn, _ in tools] == list(TOOL_NAMES)
+    return [
+        add_tool(server, fn, annotations)
+        for fn, annotations in tools
+        if names is None or fn.__name__ in names
+    ]

@@ -15,141 +15,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from plankit.checklist.analysis import parse_analysis, render_analysis
 from plankit.checklist.errors import AmbiguousStepError, UnknownStepError
 from plankit.checklist.locate import analyze
 from plankit.checklist.model import PlanAnalysis
+from plankit.checklist.outline import PlanLines, outline_of
 from plankit.checklist.render import one_line
-from plankit.checklist.structure import (
-    _PHASE_TEXT_RE,
-    _SECTIONS,
-    NEWLINE_RE,
-    TASK_LINE_RE,
-    PhaseSlot,
-    Structure,
-)
+from plankit.checklist.structure import TASK_LINE_RE, PhaseSlot, Structure
 from plankit.errors import InputError
-from plankit.markdown.tree import Heading, ListBlock, Paragraph, parse_document, walk
 
 _STEP_RE = re.compile(r"\d+\.\d+(?:\.\d+)?")
 _PHASE_HEAD_RE = re.compile(r"([ \t]*#{3}[ \t]+(?:Phase|phase|PHASE)[ \t]+)(\d+)(:[ \t]*)(.*)")
 _ANSWER_RE = re.compile(r"[ \t]+—[ \t]+Answer:.*$", re.IGNORECASE)
 _GOAL_RE = re.compile(r"(?:\*\*|__)?goal:(?:\*\*|__)?", re.IGNORECASE)
-
-
-class _Lines:
-    """The text as a list of lines, each with its own line ending."""
-
-    def __init__(self, text: str) -> None:
-        self.bom = "\ufeff" if text.startswith("\ufeff") else ""
-        body = text[len(self.bom) :]
-        parts: list[str] = []
-        pos = 0
-        for m in NEWLINE_RE.finditer(body):
-            parts.append(body[pos : m.end()])
-            pos = m.end()
-        parts.append(body[pos:])  # the last line ('' when the text ends with a newline)
-        self.lines = parts
-        first = NEWLINE_RE.search(body)
-        self.nl = first.group(0) if first is not None else "\n"
-
-    def text(self) -> str:
-        return self.bom + "".join(self.lines)
-
-    def content(self, line: int) -> str:
-        """1-based ``line`` without its ending."""
-        raw = self.lines[line - 1]
-        return raw.rstrip("\r\n")
-
-    def ending(self, line: int) -> str:
-        raw = self.lines[line - 1]
-        return raw[len(raw.rstrip("\r\n")) :]
-
-    def set(self, line: int, content: str) -> None:
-        self.lines[line - 1] = content + self.ending(line)
-
-    @property
-    def count(self) -> int:
-        """Number of lines (a final line ending does not start another line)."""
-        return len(self.lines) - (1 if self.lines[-1] == "" else 0)
-
-    def insert(self, before: int, contents: Sequence[str]) -> None:
-        """Insert lines before 1-based line ``before`` (``count + 1``: at the end)."""
-        new = [c + self.nl for c in contents]
-        if before <= self.count:
-            self.lines[before - 1 : before - 1] = new
-            return
-        real = self.count
-        unterminated = self.lines[-1] != ""
-        if unterminated and real:
-            self.lines[real - 1] += self.nl
-        if unterminated and new:  # the text had no final newline: keep it that way
-            new[-1] = new[-1][: -len(self.nl)]
-        self.lines[real:] = [*new, *([] if unterminated else [""])]
-
-    def delete(self, first: int, last: int) -> None:
-        """Remove 1-based lines ``first`` … ``last``."""
-        del self.lines[first - 1 : last]
-        if not self.lines:
-            self.lines = [""]
-
-    def blank(self, line: int) -> bool:
-        return 1 <= line <= len(self.lines) and not self.content(line).strip()
-
-
-@dataclass(frozen=True, slots=True)
-class _Outline:
-    """What the edits need beyond the cached structure: list item spans and headings."""
-
-    item_end: dict[int, int]
-    """First line of each list item → its last non-blank line."""
-    headings: list[tuple[int, int, str]]
-    """(line, level, text) of every top-level heading."""
-    paragraphs: list[tuple[int, int, str]]
-    """(first line, last line, text) of every top-level paragraph."""
-    question_items: list[tuple[int, int]]
-    """(first line, last line) of each top-level item of the Questions section."""
-    analysis: tuple[int, int] | None
-    """(heading line, last line of the section) of the Analysis section."""
-
-
-def _outline(text: str) -> _Outline:
-    doc = parse_document(text.removeprefix("\ufeff"))
-    item_end: dict[int, int] = {}
-    for block in walk(doc.blocks):
-        if isinstance(block, ListBlock):
-            for item in block.items:
-                item_end[item.start] = item.end
-    headings: list[tuple[int, int, str]] = []
-    paragraphs: list[tuple[int, int, str]] = []
-    questions: list[tuple[int, int]] = []
-    analysis: tuple[int, int] | None = None
-    section: str | None = None
-    section_start = 0
-    last_line = 0
-    for block in doc.blocks:
-        if isinstance(block, Heading) and (
-            block.level <= 2 or _PHASE_TEXT_RE.fullmatch(block.text) is not None
-        ):
-            if section == "analysis" and analysis is None:
-                analysis = (section_start, last_line)
-            section = None
-            if block.level == 2:
-                lower = block.text.lower()
-                section = next((n for n in _SECTIONS if lower.startswith(n)), None)
-                section_start = block.start
-        if isinstance(block, Heading):
-            headings.append((block.start, block.level, block.text))
-        elif isinstance(block, Paragraph) and section is None:
-            paragraphs.append((block.start, block.end, block.text))
-        elif isinstance(block, ListBlock) and section == "questions":
-            questions += [(item.start, item.end) for item in block.items]
-        last_line = block.end
-    if section == "analysis" and analysis is None:
-        analysis = (section_start, last_line)
-    return _Outline(item_end, headings, paragraphs, questions, analysis)
 
 
 # --- steps -------------------------------------------------------------------------------
@@ -189,7 +68,7 @@ def _find_phase(found: Structure, number: int) -> PhaseSlot:
 
 
 def _renumber(
-    lines: _Lines,
+    lines: PlanLines,
     tasks: Sequence[tuple[int, str]],
     change: Callable[[tuple[int, ...]], tuple[int, ...] | None],
 ) -> None:
@@ -249,8 +128,8 @@ def add_step(
         )
     title = _clean_step_text(text)
     found = analyze(markdown)
-    lines = _Lines(markdown)
-    outline = _outline(markdown)
+    lines = PlanLines(markdown)
+    outline = outline_of(markdown)
     if phase is not None:
         slot = _find_phase(found, int(phase))
         top = [(ln, s) for ln, s in slot.tasks if s.count(".") == 1]
@@ -288,8 +167,8 @@ def remove_step(markdown: str, step: str) -> str:
     found = analyze(markdown)
     line = _find_step(found, step)
     slot = _phase_of(found, line)
-    outline = _outline(markdown)
-    lines = _Lines(markdown)
+    outline = outline_of(markdown)
+    lines = PlanLines(markdown)
     parts = tuple(int(p) for p in step.strip().split("."))
     level = len(parts) - 1
     end = outline.item_end.get(line, line)
@@ -308,7 +187,7 @@ def renumber(markdown: str) -> str:
     document order: duplicate steps, gaps and steps listed under the wrong phase are
     gone, every status, date and note kept."""
     found = analyze(markdown)
-    lines = _Lines(markdown)
+    lines = PlanLines(markdown)
     for number, slot in enumerate(found.phases, start=1):
         m = _PHASE_HEAD_RE.fullmatch(lines.content(slot.line))
         if m is not None and int(m.group(2)) != number:
@@ -353,8 +232,8 @@ def add_phase(
     if isinstance(steps, str):
         raise InputError("steps must be a list of lines, not one string", code="plan-invalid")
     found = analyze(markdown)
-    lines = _Lines(markdown)
-    outline = _outline(markdown)
+    lines = PlanLines(markdown)
+    outline = outline_of(markdown)
     numbers = [p.number for p in found.phases]
     if after is None:
         number = max(numbers, default=0) + 1
@@ -396,7 +275,7 @@ def rename_phase(markdown: str, number: int, name: str) -> str:
         raise InputError("the phase needs a name", code="plan-invalid")
     found = analyze(markdown)
     slot = _find_phase(found, int(number))
-    lines = _Lines(markdown)
+    lines = PlanLines(markdown)
     m = _PHASE_HEAD_RE.fullmatch(lines.content(slot.line))
     if m is None:  # pragma: no cover - a phase heading always matches
         raise InputError(f"line {slot.line} is not a phase heading", code="unknown-phase")
@@ -414,8 +293,8 @@ def answer_question(markdown: str, question: int | str, answer: str) -> tuple[st
     reply = one_line(answer)
     if not reply:
         raise InputError("the answer is empty", code="empty-answer")
-    outline = _outline(markdown)
-    lines = _Lines(markdown)
+    outline = outline_of(markdown)
+    lines = PlanLines(markdown)
     items = outline.question_items
     texts = [one_line(" ".join(lines.content(ln) for ln in range(a, b + 1))) for a, b in items]
     if not items:
@@ -450,8 +329,8 @@ def set_goal(markdown: str, goal: str) -> str:
         raise InputError(
             "the goal is empty; say in one sentence what success is", code="plan-invalid"
         )
-    outline = _outline(markdown)
-    lines = _Lines(markdown)
+    outline = outline_of(markdown)
+    lines = PlanLines(markdown)
     for first, last, body in outline.paragraphs:
         m = _GOAL_RE.match(body)
         if m is not None:
@@ -504,8 +383,8 @@ def set_analysis(
         other=current.other,
     )
     body = render_analysis(updated)
-    outline = _outline(markdown)
-    lines = _Lines(markdown)
+    outline = outline_of(markdown)
+    lines = PlanLines(markdown)
     if outline.analysis is not None:
         heading, last = outline.analysis
         if last > heading:

@@ -23,7 +23,8 @@ class Link:
     text: str
     """The link text, plain (emphasis markers may be gone; never trust it for a path)."""
     destination: str
-    """The destination, percent-encoding undone (``/docs/my file.md``)."""
+    """The destination as written: a path with its percent-encoding undone
+    (``/docs/my file.md``), a URL untouched (``https://x.example/a%2Fb``)."""
 
 
 def find_links(inline: str) -> tuple[Link, ...]:
@@ -31,7 +32,8 @@ def find_links(inline: str) -> tuple[Link, ...]:
 
     Plain ``[text](destination)`` links are found with a regular expression; anything
     that could change their meaning (escapes, code spans, angle brackets, entities)
-    sends the text through markdown-it-py's inline parser instead.
+    sends the text through markdown-it-py's inline parser instead, without its link
+    normalisation (which rewrites URLs: ``http://[::1]/`` would lose its brackets).
     """
     if "[" not in inline:
         return ()
@@ -46,7 +48,9 @@ def _parsed_links(inline: str) -> tuple[Link, ...]:
     from plankit.markdown.tree import _markdown_it
 
     links: list[Link] = []
-    tokens = _markdown_it().parseInline(inline)
+    md = _markdown_it()
+    setattr(md, "normalizeLink", _as_written)  # noqa: B010  # the destination as written
+    tokens = md.parseInline(inline)
     children = tokens[0].children or [] if tokens else []
     depth = 0
     href = ""
@@ -66,9 +70,14 @@ def _parsed_links(inline: str) -> tuple[Link, ...]:
     return tuple(links)
 
 
+def _as_written(destination: str) -> str:
+    return destination
+
+
 def unquote(destination: str) -> str:
-    """Undo percent-encoding in a link destination (``my%20file.md`` → ``my file.md``)."""
-    if "%" not in destination:
+    """Undo percent-encoding in a path destination (``my%20file.md`` → ``my file.md``);
+    a URL is kept as written (decoding would change where it leads: ``%2F``, ``%25``)."""
+    if "%" not in destination or is_url(destination):
         return destination
     from urllib.parse import unquote as _unquote
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
+from plankit.mcp.catalog import SELECTIONS, Selection, help_text
 
-@click.command()
+
+@click.command(help=help_text())
 @click.option(
     "--store",
     default="PLAN.md",
@@ -27,21 +29,22 @@ import click
     help="Google credentials file, for gsheets: stores.",
 )
 @click.option("--no-agentflow", is_flag=True, help="Leave out the agentflow tools.")
-def mcp(store: str, cell: str, credentials: str | None, no_agentflow: bool) -> None:
-    """Run plankit's MCP server on standard input/output.
-
-    Exposes the checklist tools (init_plan, get_plan, get_next_task, get_review_tasks,
-    create_plan, start_task, complete_task, block_task, review_task, append_note,
-    set_task_status) on the store given, plus the agentflow tools when installed.
-    Point an MCP client at: plankit mcp --store PLAN.md
-    """
+@click.option(
+    "--tools",
+    type=click.Choice(SELECTIONS),
+    default="core",
+    show_default=True,
+    envvar="PLANKIT_MCP_TOOLS",
+    help="core: what an agent needs for the whole job, in under 2k tokens; all: every tool.",
+)
+def mcp(store: str, cell: str, credentials: str | None, no_agentflow: bool, tools: str) -> None:
     from plankit.checklist.refs import parse_ref
     from plankit.errors import InputError
-    from plankit.mcp.server import build_server, manager_factory, run_stdio
+    from plankit.mcp.server import manager_factory, serve
 
     try:
         parse_ref(cell)
     except InputError as exc:
         raise click.BadParameter(str(exc), param_hint="'--cell'") from None
-    server = build_server(manager_factory(store, cell, credentials), agentflow=not no_agentflow)
-    run_stdio(server)
+    chosen: Selection = "all" if tools == "all" else "core"
+    serve(manager_factory(store, cell, credentials), agentflow=not no_agentflow, tools=chosen)

@@ -1,18 +1,23 @@
 """Assembling plankit's MCP server (official ``mcp`` SDK, ``MCPServer``, stdio).
 
-The server is built from parts: :func:`build_server` creates the ``MCPServer``, adds
+The server is built from parts: :func:`build_server` creates the server
+(:class:`plankit.mcp.tools.PlankitServer`), adds
 the checklist tools (:func:`plankit.checklist.mcp_tools.register_checklist_tools`)
 and, when the module can be imported, the agentflow tools
 (``plankit.agentflow.mcp_tools.register_agentflow_tools``).  A further system adds
-itself the same way: a ``register_…_tools(server)`` function called here.
+itself the same way: a ``register_…_tools(server, names)`` function called here, its
+tools named in :mod:`plankit.mcp.catalog`.  ``plankit mcp`` serves the core set
+unless ``--tools all`` is given; :func:`build_server` builds every tool unless told.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
+
+from plankit.mcp.catalog import Selection, instructions, selected
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -22,14 +27,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("plankit.mcp")
 
 SERVER_NAME = "plankit"
-
-INSTRUCTIONS = (
-    "plankit keeps a PLAN.md checklist of phases and numbered steps. Call get_plan at the "
-    "start; if there is no plan, init_plan, then create_plan once the goal is clear. Work "
-    "one step at a time: get_next_task, start_task, do it, complete_task. Use block_task "
-    "when stuck and review_task when a person must check. Errors say what to do."
-)
-"""Short server instructions sent to clients (``plankit checklist prompt`` has more)."""
 
 
 def manager_factory(
@@ -50,8 +47,9 @@ def manager_factory(
     return factory
 
 
-def register_agentflow(server: MCPServer[Any]) -> bool:
-    """Add the agentflow tools if ``plankit.agentflow.mcp_tools`` exists; True if added."""
+def register_agentflow(server: MCPServer[Any], names: Collection[str] | None = None) -> bool:
+    """Add the agentflow tools (those in ``names`` when given) if
+    ``plankit.agentflow.mcp_tools`` exists; True if added."""
     try:
         from plankit.agentflow.mcp_tools import (  # type: ignore[import-not-found, unused-ignore]
             register_agentflow_tools,
@@ -62,33 +60,49 @@ def register_agentflow(server: MCPServer[Any]) -> bool:
             return False
         logger.warning("agentflow tools not loaded: %s", exc)
         return False
-    register_agentflow_tools(server)
+    register_agentflow_tools(server, names=names)
     return True
 
 
-def build_server(factory: Callable[[], PlanManager], *, agentflow: bool = True) -> MCPServer[Any]:
-    """The MCP server with the checklist tools (and agentflow's, unless ``agentflow``
-    is False)."""
-    from mcp.server.mcpserver import MCPServer
-
-    from plankit import __version__
+def build_server(
+    factory: Callable[[], PlanManager], *, agentflow: bool = True, tools: Selection = "all"
+) -> MCPServer[Any]:
+    """The MCP server with the checklist tools and agentflow's (unless ``agentflow``
+    is False): the core set or ``all`` (:mod:`plankit.mcp.catalog`)."""
     from plankit.checklist.mcp_tools import register_checklist_tools
+    from plankit.mcp.tools import PlankitServer
 
-    server: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        log_level="WARNING",
-    )
-    register_checklist_tools(server, factory)
+    server = PlankitServer(SERVER_NAME, instructions=instructions(tools, agentflow=agentflow))
+    names = {tool.name for tool in selected(tools, agentflow=agentflow)}
+    register_checklist_tools(server, factory, names)
     if agentflow:
-        register_agentflow(server)
+        register_agentflow(server, names)
     return server
 
 
-def run_stdio(server: MCPServer[Any]) -> None:
+def serve(
+    factory: Callable[[], PlanManager], *, agentflow: bool = True, tools: Selection = "core"
+) -> None:
     """Serve over standard input and output until the client disconnects, answering
-    every malformed line (:mod:`plankit.mcp.stdio`)."""
-    from plankit.mcp.stdio import run_stdio as serve
+    ``initialize`` before the SDK is loaded and every malformed line
+    (:mod:`plankit.mcp.stdio`)."""
+    from plankit.mcp.stdio import run_stdio
 
-    serve(server)
+    run_stdio(
+        lambda: build_server(factory, agentflow=agentflow, tools=tools),
+        SERVER_NAME,
+        instructions(tools, agentflow=agentflow),
+    )
+
+
+def serve_agentflow(home: str | os.PathLike[str] | None, database: str | None) -> None:
+    """``agentctl mcp``: the agentflow tools alone, served as :func:`serve` does."""
+    from plankit.mcp.catalog import AGENTFLOW_INSTRUCTIONS
+    from plankit.mcp.stdio import run_stdio
+
+    def build() -> MCPServer[Any]:
+        from plankit.agentflow.mcp_tools import build_server as build_agentflow
+
+        return build_agentflow(home, database)
+
+    run_stdio(build, "agentflow", AGENTFLOW_INSTRUCTIONS)

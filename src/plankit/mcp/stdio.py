@@ -1,4 +1,9 @@
-"""plankit's MCP servers on stdio, answering every malformed line.
+"""plankit's MCP servers on stdio: a fast handshake, every malformed line answered.
+
+:func:`run_stdio` builds the server (importing the MCP SDK) in a thread while it reads
+the client's first line; an ``initialize`` request is answered at once
+(:mod:`plankit.mcp.front`), then the server, once built, is handed the whole stream,
+that line included, and its own answer to it is dropped.
 
 The MCP SDK's stdio transport drops a line it cannot read (not JSON, an array, a
 ``null``, an object id, string params …) without a word, so the client waits forever.
@@ -18,15 +23,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from plankit.jsonrpc import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     MAX_LINE_BYTES,
     Checked,
     check_line,
     encode,
     error_reply,
+    surrogate_problem,
     too_long,
 )
 
@@ -44,26 +53,64 @@ class _Output:
     """The protocol's stdout: whole lines, one writer at a time; once the client has
     stopped reading, what is written is dropped (the server ends with its input)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, drop: Any = None) -> None:
         import anyio
 
         self.fd = fd
         self.lock = anyio.Lock()
         self.closed = False
+        self.drop = drop
+        """The id of the request already answered (initialize): the SDK's answer to it
+        is not sent again."""
 
     async def write(self, text: str) -> int:
         import anyio
 
+        if self.drop is not None and self._answers_dropped(text):
+            return len(text)
         async with self.lock:
             if not self.closed:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, self.fd, text.encode("utf-8"))
+                    await anyio.to_thread.run_sync(_write_all, self.fd, _utf8(text))
                 except (BrokenPipeError, ConnectionResetError):
                     self.closed = True
         return len(text)
 
     async def flush(self) -> None:
         pass
+
+    def _answers_dropped(self, text: str) -> bool:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "method" in message:
+            return False
+        if message.get("id") != self.drop or type(message.get("id")) is not type(self.drop):
+            return False
+        self.drop = None
+        return "result" in message  # an error is passed on: the client should see it
+
+
+def _utf8(line: str) -> bytes:
+    """A JSON line as UTF-8, a lone surrogate written as the text of its escape."""
+    try:
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        return encode(json.loads(line))
+
+
+def _text_check(message: dict[str, Any]) -> Checked:
+    """A message holding a lone surrogate: a request is refused (-32602, naming where),
+    a notification dropped, a response passed on with the character as text."""
+    why = surrogate_problem(message)
+    if why is None:
+        return Checked(message=message)
+    if "method" not in message:
+        return Checked(message=json.loads(encode(message)))
+    if "id" not in message:
+        return Checked()
+    return Checked(reply=error_reply(message["id"], INVALID_PARAMS, why))
 
 
 def _sdk_check(message: dict[str, Any]) -> Checked:
@@ -89,9 +136,10 @@ class _CheckedLines:
     """The protocol's stdin as the SDK reads it: an async iterator of good lines; bad
     ones are answered on ``out`` and skipped."""
 
-    def __init__(self, fd: int, out: _Output) -> None:
+    def __init__(self, fd: int, out: _Output, pending: bytes = b"") -> None:
         self.file: BinaryIO = os.fdopen(fd, "rb", closefd=False)
         self.out = out
+        self.pending = pending
 
     def __aiter__(self) -> _CheckedLines:
         return self
@@ -108,6 +156,8 @@ class _CheckedLines:
                 continue
             checked = check_line(line, object_results=True)
             if checked.message is not None and checked.reply is None:
+                checked = _text_check(checked.message)
+            if checked.message is not None and checked.reply is None:
                 checked = _sdk_check(checked.message)
             if checked.reply is not None:
                 await self._answer(checked.reply)
@@ -119,7 +169,14 @@ class _CheckedLines:
         await self.out.write(encode(reply).decode("utf-8"))
 
     def _read(self) -> bytes | object | None:
-        line = self.file.readline(MAX_LINE_BYTES + 1)
+        head = b""
+        if self.pending:
+            line, newline, rest = self.pending.partition(b"\n")
+            if newline:
+                self.pending = rest
+                return line + newline
+            head, self.pending = self.pending, b""
+        line = head + self.file.readline(MAX_LINE_BYTES + 1)
         if not line:
             return None
         if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
@@ -144,12 +201,16 @@ def _claim_stdio() -> tuple[int, int]:
     return wire_in, wire_out
 
 
-async def serve_stdio(server: MCPServer[Any], wire_in: int, wire_out: int) -> None:
-    """Serve ``server`` on the two file descriptors until the input ends."""
+async def serve_stdio(
+    server: MCPServer[Any], wire_in: int, wire_out: int, pending: bytes = b"", drop: Any = None
+) -> None:
+    """Serve ``server`` on the two file descriptors until the input ends; ``pending``:
+    bytes already read from ``wire_in``; ``drop``: the id of a request already
+    answered."""
     from mcp.server.stdio import stdio_server
 
-    out = _Output(wire_out)
-    lines = _CheckedLines(wire_in, out)
+    out = _Output(wire_out, drop)
+    lines = _CheckedLines(wire_in, out, pending)
     stdin = cast("anyio.AsyncFile[str]", lines)
     stdout = cast("anyio.AsyncFile[str]", out)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
@@ -158,9 +219,35 @@ async def serve_stdio(server: MCPServer[Any], wire_in: int, wire_out: int) -> No
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
-def run_stdio(server: MCPServer[Any]) -> None:
-    """Serve over standard input and output until the client disconnects."""
+def run_stdio(build: Callable[[], MCPServer[Any]], name: str, instructions: str) -> None:
+    """Serve the server ``build`` makes over standard input and output until the
+    client disconnects, answering ``initialize`` while it is being built (``name`` and
+    ``instructions`` are the server's; see :mod:`plankit.mcp.front`).  An error
+    building it is raised once the first line has been read."""
     import anyio
 
+    from plankit.mcp.front import initialize_answer, read_first_line
+
     wire_in, wire_out = _claim_stdio()
-    anyio.run(serve_stdio, server, wire_in, wire_out)
+    built: list[MCPServer[Any]] = []
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            built.append(build())
+        except BaseException as exc:  # raised below, in the main thread
+            failed.append(exc)
+
+    loader = threading.Thread(target=load, name="mcp-import", daemon=True)
+    loader.start()
+    first, rest = read_first_line(wire_in)
+    answer = initialize_answer(first, name, instructions) if first is not None else None
+    if answer is not None:
+        _write_all(wire_out, encode(answer))
+    loader.join()
+    if failed:
+        raise failed[0]
+    if first is None and not rest:
+        return
+    drop = answer["id"] if answer is not None else None
+    anyio.run(serve_stdio, built[0], wire_in, wire_out, (first or b"") + rest, drop)

@@ -14,44 +14,53 @@ DEFAULT_LOCK_TIMEOUT = 10.0
 """Seconds to wait for another process to finish with a file before giving up."""
 
 
-def lock_path(path: str) -> str:
-    """The lock file of ``path``: ``.NAME.lock`` beside it."""
-    directory, base = os.path.split(os.path.abspath(path))
-    return os.path.join(directory, f".{base}.lock")
+_POLL = 0.01
+"""Seconds between two tries for a lock another process holds."""
 
 
 @contextlib.contextmanager
 def file_lock(path: str, timeout: float) -> Iterator[None]:
-    """Hold the cross-process lock of ``path`` (a ``filelock`` lock file beside it).
+    """Hold the cross-process lock of ``path``: an exclusive ``flock`` on the folder
+    that holds it.
 
-    When the lock file cannot be created (a read-only folder, a folder that does not
-    exist) the block runs without it: reading is still safe, because writers replace
-    the file in one rename, and a write fails with a clear error anyway.  No folder is
-    ever created.
+    The lock is on the folder itself, so no lock file is ever left beside the user's
+    files (a ``.PLAN.md.lock`` would show in every ``git status``), and it holds across
+    the rename that replaces the file, which a lock on the file's own inode would not.
+    Writes to two files of one folder wait for each other; each is a single short
+    read-and-write.  The kernel releases the lock when the holder ends, however it ends.
+
+    When the folder cannot be opened (it does not exist, or cannot be read) the block
+    runs without the lock: reads find no file, and a write fails with a clear error.
+    No folder is ever created.
     """
-    import filelock
+    import fcntl
+    import time
 
-    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        yield  # nothing to lock: reads find no file, and a write fails with a clear error
-        return
-    lock = filelock.FileLock(lock_path(path), timeout=timeout)
-    acquired = False
+    folder = os.path.dirname(os.path.abspath(path))
     try:
-        lock.acquire()
-        acquired = True
-    except filelock.Timeout:
-        raise StoreError(
-            f"{path} is locked by another process (waited {timeout:g} s for "
-            f"{lock_path(path)}); try again when it has finished",
-            code="locked",
-        ) from None
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
-        pass
+        yield
+        return
     try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreError(
+                        f"{path} is locked by another process (waited {timeout:g} s for the "
+                        f"lock on its folder {folder}); try again when it has finished",
+                        code="locked",
+                    ) from None
+                time.sleep(_POLL)
+            except OSError:  # a file system without flock: go ahead, as without a folder
+                break
         yield
     finally:
-        if acquired:
-            lock.release()
+        os.close(fd)  # releases the lock
 
 
 def check_writable(path: str) -> None:

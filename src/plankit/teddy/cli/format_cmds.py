@@ -199,16 +199,31 @@ def preprocess(plan: str | None, check: bool, no_copy: bool, as_json: bool) -> N
     result = answer_to_plan(source.text)
     for change in result.changes:
         click.echo(f"{name}:{change.line}: {change.message}", err=True)
+    for problem in result.problems:
+        click.echo(f"{name}:{problem.line}: error: {problem.message}", err=True)
     if as_json:
         echo_json(
             {
                 "source": name,
                 "changed": result.changed,
                 "changes": [
-                    {"line": c.line, "kind": c.kind, "message": c.message} for c in result.changes
+                    {
+                        "line": c.line,
+                        "kind": c.kind,
+                        "message": c.message,
+                        "touches_action": c.touches_action,
+                    }
+                    for c in result.changes
                 ],
+                "problems": [{"line": p.line, "message": p.message} for p in result.problems],
                 "text": result.text,
             }
+        )
+    if result.problems:
+        count = len(result.problems)
+        fail(
+            f"{name}: nothing was written: {count} place{'s' * (count != 1)} where the "
+            "answer reads two ways (listed above); fix it by hand"
         )
     if check:
         if result.changed:

@@ -25,7 +25,6 @@ bytes included.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -43,6 +42,14 @@ from plankit.teddy.context.files import (
     write_context_file,
 )
 from plankit.teddy.context.languages import language_for
+from plankit.teddy.context.reading import (
+    Body,
+    Resolver,
+    as_content,
+    cut_text,
+    file_body,
+    plain,
+)
 from plankit.teddy.context.tree_listing import display_name, project_tree
 from plankit.teddy.context.urls import FetchError, fetch_url
 
@@ -61,9 +68,6 @@ __all__ = [
     "read_context_file",
     "write_context_file",
 ]
-
-BINARY_SNIFF_BYTES = 8192
-"""A NUL byte among the first this many bytes makes a file binary."""
 
 URL_CACHE = Path(".cache") / "urls"
 """Where fetched URLs are kept, relative to the session directory."""
@@ -122,156 +126,20 @@ def _summary_item(entry: ContextEntry) -> str:
     return _label(entry)
 
 
-def _plain(message: str) -> str:
-    """A message as one plain line of text (no line breaks, bounded length)."""
-    line = " ".join(message.split())
-    return line if len(line) <= 300 else line[:299] + "…"
-
-
-def _utf8_boundary(chunk: bytes) -> int:
-    """The largest length ≤ len(chunk) that does not split a UTF-8 character."""
-    end = len(chunk)
-    for back in range(1, min(4, end) + 1):
-        byte = chunk[end - back]
-        if byte & 0xC0 != 0x80:  # ASCII or a lead byte
-            need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return end if back >= need else end - back
-    return end
-
-
-def _cut_point(chunk: bytes) -> int:
-    """Where to cut an over-long file: after the last newline in the second half of
-    ``chunk`` when there is one, else on a UTF-8 character boundary."""
-    newline = chunk.rfind(b"\n")
-    if newline >= 0 and newline + 1 >= len(chunk) // 2:
-        return newline + 1
-    return _utf8_boundary(chunk)
-
-
-@dataclass(frozen=True, slots=True)
-class _Body:
-    """What is shown under one resource header."""
-
-    text: str | None
-    """The content to fence, or None when the resource is not shown."""
-    note: str = ""
-    """A plain line: why nothing is shown, or the cut marker after the fence."""
-
-
-def _cut_text(data: bytes, size: int, max_bytes: int) -> tuple[bytes, str]:
-    """``data`` cut to at most ``max_bytes`` with its marker ('' when nothing is cut)."""
-    if len(data) <= max_bytes:
-        return data, ""
-    kept = data[: _cut_point(data[:max_bytes])]
-    left = size - len(kept)
-    return kept, (
-        f"[… cut: {left:,} more bytes left out; the resource has {size:,} bytes "
-        f"and at most {max_bytes:,} are shown]"
-    )
-
-
-def _as_content(text: str) -> str:
-    if text.endswith("\n"):
-        text = text[:-2] if text.endswith("\r\n") else text[:-1]
-    return text
-
-
-class _Resolver:
-    """Real paths of root-relative paths, each directory resolved once per payload."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = os.path.realpath(root)
-        self._prefix = self.root if self.root.endswith(os.sep) else self.root + os.sep
-        self._dirs: dict[str, str] = {"": self.root}
-
-    def real(self, rel: str) -> str:
-        """``os.path.realpath(root/rel)``, with a cache for the directory part."""
-        head, _, name = rel.rpartition("/")
-        parent = self._dirs.get(head)
-        if parent is None:
-            parent = self._dirs[head] = os.path.realpath(os.path.join(self.root, head))
-        path = os.path.join(parent, name)
-        return os.path.realpath(path) if os.path.islink(path) else path
-
-    def inside(self, real: str) -> bool:
-        """Whether a real path is the root or below it."""
-        return real == self.root or real.startswith(self._prefix)
-
-
-def _opened_where(fd: int) -> str | None:
-    """Where an open file really is (Linux: /proc/self/fd), or None when unknown."""
-    try:
-        return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:
-        return None
-
-
-def _file_body(resolver: _Resolver, rel: str, max_bytes: int) -> _Body:
-    try:
-        real = resolver.real(rel)
-    except OSError as exc:  # the path changed while it was resolved
-        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
-    if not resolver.inside(real):
-        return _Body(None, "Refused: a symbolic link on this path leads outside the project root.")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(real, flags)
-    except (FileNotFoundError, NotADirectoryError):
-        return _Body(None, "Not found: no such file in the project.")
-    except IsADirectoryError:
-        return _Body(None, "A directory, not a file: name the files to read instead.")
-    except OSError as exc:
-        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
-    refused = "Refused: a symbolic link on this path leads outside the project root."
-    try:
-        # what was opened is what is read: check where it really is (a directory swapped
-        # for a link between the check above and the open must not lead outside)
-        where = _opened_where(fd)
-        if where is not None and not resolver.inside(where):
-            return _Body(None, refused)
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            return _Body(None, "A directory, not a file: name the files to read instead.")
-        if not stat.S_ISREG(st.st_mode):
-            return _Body(None, "Not a regular file (a device, socket or pipe); not read.")
-        # read what the file holds (one more byte shows growth), never the whole limit
-        data = os.read(fd, min(st.st_size, max_bytes) + 1)
-        while st.st_size < len(data) <= max_bytes:  # it grew since the stat
-            more = os.read(fd, max_bytes + 1 - len(data))
-            if not more:
-                break
-            data += more
-        size = max(os.fstat(fd).st_size, len(data))
-    except OSError as exc:
-        return _Body(None, _plain(f"Cannot be read: {exc.strerror or exc}."))
-    finally:
-        os.close(fd)
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return _Body(None, f"Binary file, {size:,} bytes; not shown.")
-    kept, marker = _cut_text(data, size, max_bytes)
-    try:
-        text = kept.decode("utf-8")
-    except UnicodeDecodeError:
-        return _Body(None, f"Binary file (not UTF-8 text), {size:,} bytes; not shown.")
-    if "\0" in text:  # past the first 8 KiB: shown, as Markdown readers do, as U+FFFD
-        text = text.replace("\0", "\ufffd")
-    return _Body(_as_content(text.removeprefix("\ufeff")), marker)
-
-
-def _url_body(url: str, fetch: Callable[[str], str], max_bytes: int) -> _Body:
+def _url_body(url: str, fetch: Callable[[str], str], max_bytes: int) -> Body:
     try:
         text = fetch(url)
     except Exception as exc:  # any failure is reported in the payload, never raised
-        return _Body(None, _plain(f"Could not fetch this URL: {exc or type(exc).__name__}."))
+        return Body(None, plain(f"Could not fetch this URL: {exc or type(exc).__name__}."))
     text = text.replace("\0", "\ufffd")
     if len(text) * 4 > max_bytes:  # it may be over the limit in UTF-8 bytes
         data = text.encode("utf-8", "replace")
-        kept, marker = _cut_text(data, len(data), max_bytes)
-        return _Body(_as_content(kept.decode("utf-8", "replace")), marker)
-    return _Body(_as_content(text))
+        kept, marker = cut_text(data, len(data), max_bytes)
+        return Body(as_content(kept.decode("utf-8", "replace")), marker)
+    return Body(as_content(text))
 
 
-def _render_resource(out: list[str], entry: ContextEntry, body: _Body) -> None:
+def _render_resource(out: list[str], entry: ContextEntry, body: Body) -> None:
     out.append("**Resource:** " + _code_span(_label(entry)))
     if body.text is not None:
         language = language_for(entry.key)
@@ -289,9 +157,9 @@ def _memos(root: Path) -> str | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        return _plain(f"`.teddy/memos.yaml` cannot be read: {exc.strerror or exc}.")
+        return plain(f"`.teddy/memos.yaml` cannot be read: {exc.strerror or exc}.")
     text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\0", "\ufffd")
-    return fenced(_as_content(text), "yaml")
+    return fenced(as_content(text), "yaml")
 
 
 def _system_lines(root: Path, session_dir: Path | None, turn_dir: Path | None) -> list[str]:
@@ -317,18 +185,29 @@ def build_payload(
     max_file_bytes: int = 200_000,
     fetch: Callable[[str], str] | None = None,
     budget: Budget | None = None,
+    protected_read: Sequence[str] | None = None,
 ) -> str:
     """The ``input.md`` text for one turn (``session_dir``/``turn_dir`` None: stateless).
 
     ``root`` is the project root (the directory holding ``.teddy/``).  Files over
     ``max_file_bytes`` are cut with a marker.  ``fetch`` turns a URL into text; by
     default :func:`fetch_url` with the session's cache (no cache without a session).
-    ``budget`` caps the whole text (:mod:`plankit.teddy.context.budget`).  Never raises
+    ``budget`` caps the whole text (:mod:`plankit.teddy.context.budget`).
+    ``protected_read`` are the rules of ``protected_paths.read`` (None: the default
+    rules): a file they protect is refused when it is opened, whatever path led there
+    (a symbolic link, a hard link), except a path the user's own context files name as
+    it is.  Never raises
     for a resource; raises :class:`~plankit.errors.InputError` only for a context file
     that cannot be read.
     """
     return assemble_payload(
-        root, session_dir, turn_dir, max_file_bytes=max_file_bytes, fetch=fetch, budget=budget
+        root,
+        session_dir,
+        turn_dir,
+        max_file_bytes=max_file_bytes,
+        fetch=fetch,
+        budget=budget,
+        protected_read=protected_read,
     ).text
 
 
@@ -366,6 +245,7 @@ def assemble_payload(
     max_file_bytes: int = 200_000,
     fetch: Callable[[str], str] | None = None,
     budget: Budget | None = None,
+    protected_read: Sequence[str] | None = None,
 ) -> Payload:
     """:func:`build_payload` with the size of every resource."""
     teddy = root / ".teddy"
@@ -399,16 +279,24 @@ def assemble_payload(
                 positions.setdefault(entry.key, position)
             else:
                 users.add(entry.key)
-    resolver = _Resolver(root)
+    if protected_read is None:
+        from plankit.teddy.session.config import PROTECTED_READ
+
+        protected_read = PROTECTED_READ
+    resolver = Resolver(root, protected_read)
     sections: dict[str, list[str]] = {}
     for _scope, entry in resources.values():
         lines: list[str] = ["---"]
         if entry.kind == "refused":
-            body = _Body(None, _plain(f"Refused: {entry.reason}"))
+            body = Body(None, plain(f"Refused: {entry.reason}"))
         elif entry.kind == "url":
             body = _url_body(entry.key, fetch, max_file_bytes)
         else:
-            body = _file_body(resolver, entry.key, max_file_bytes)
+            # the user's own entry naming a protected path is read as the user asked
+            named = entry.key in users and resolver.protected_rule(
+                os.path.join(resolver.root, entry.key)
+            )
+            body = file_body(resolver, entry.key, max_file_bytes, checked=not named)
         _render_resource(lines, entry, body)
         sections[entry.key] = lines
     model = budget.model if budget is not None else None
@@ -491,6 +379,7 @@ def write_turn_payload(session: Session) -> WrittenPayload:
         turn.path,
         max_file_bytes=config.context_max_file_bytes,
         budget=config_budget(config),
+        protected_read=config.protected_read,
     )
     path = turn.file("input.md")
     write_text_atomic(path, payload.text)

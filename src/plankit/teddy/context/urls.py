@@ -63,6 +63,51 @@ def is_url_entry(entry: str) -> bool:
     return _URL_RE.match(entry) is not None
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be fetched as written (one sentence), or None when it can be
+    tried: only http(s), no spaces or control characters, a host that is a valid name
+    or address (an IPv6 address in brackets, without a zone such as ``%lo``), a port
+    from 1 to 65535.  Never raises, whatever the text."""
+    from urllib.parse import urlsplit
+
+    after = url.split("://", 1)[-1]
+    authority = re.split(r"[/?#]", after, maxsplit=1)[0]
+    if any(c.isspace() or not c.isprintable() for c in authority):
+        return "the URL's host contains a space or a control character"
+    if not url.isprintable():
+        return "the URL contains a control character (percent-encode it)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+        host = parts.hostname or ""
+    except ValueError as exc:  # a bad port, unbalanced brackets, a bad bracketed address
+        return f"not a valid URL ({_one_line(str(exc))})"
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        return f"only http and https URLs are fetched, not {scheme or 'this'}:"
+    if port == 0:
+        return "not a valid URL (port 0)"
+    if not host.rstrip("."):
+        return "the URL names no host"
+    if "%" in host and "[" in parts.netloc:
+        return "an IPv6 address with a zone (%) is not fetched; name the host without it"
+    if "%" in host:
+        return "a host name cannot contain %"
+    if "[" in parts.netloc:
+        import ipaddress
+
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return f"not a valid URL ([{_one_line(host)}] is not an IPv6 address)"
+    elif not host.isascii() or any(not (c.isalnum() or c in "-._") for c in host):
+        try:
+            host.rstrip(".").encode("idna")
+        except UnicodeError as exc:
+            return f"not a valid host name ({_one_line(str(exc))})"
+    return None
+
+
 def cache_path(cache_dir: Path, url: str) -> Path:
     """The cache file of ``url`` in ``cache_dir`` (``<sha256 of the URL>.txt``)."""
     import hashlib
@@ -153,11 +198,12 @@ class _Hop:
     def __init__(self, url: str) -> None:
         from urllib.parse import quote, urlsplit
 
+        problem = url_problem(url)
+        if problem is not None:
+            raise FetchError(problem)
         parts = urlsplit(url)
         self.url = url
         self.scheme = parts.scheme.lower()
-        if self.scheme not in ("http", "https"):
-            raise FetchError(f"only http and https URLs are fetched, not {self.scheme or 'this'}:")
         try:
             port = parts.port
             host = (parts.hostname or "").rstrip(".")

@@ -42,18 +42,17 @@ from __future__ import annotations
 import mmap
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from plankit.teddy.format.changes import Change, Preprocessed
+from plankit.teddy.format.envelope import from_json, last_plan, several_plans
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
-from plankit.teddy.format.preprocess import (
-    Change,
-    OutOfBudget,
-    Preprocessed,
-    Sanitizer,
-    propose,
-)
+from plankit.teddy.format.parse.tail import fence_with_text, is_sentence, unclosed_reading
+from plankit.teddy.format.preprocess import propose
+from plankit.teddy.format.sanitizer import OutOfBudget, Sanitizer
+from plankit.teddy.format.shapes import reshape
 
 WRAPPER_INFOS = frozenset({"", "markdown", "md", "mdx", "text", "txt", "plain", "plan", "teddy"})
 """Info strings of a fence that may wrap a whole plan."""
@@ -98,6 +97,7 @@ class _Attempt:
     changes: tuple[Change, ...]
     parses: bool | None  # None: not known (no step needed a parse)
     open_end: bool = False  # a block that ran to the end of the text was closed
+    problems: tuple[Change, ...] = ()  # what could not be repaired without a guess
 
 
 def _line(text: str, offset: int) -> int:
@@ -152,12 +152,34 @@ def _has_plan_headings(text: str) -> bool:
 
 
 def _repair(plan: str, skipped: int) -> _Attempt:
-    """Steps 3 and 4 on ``plan``; ``skipped`` lines of the input come before it."""
+    """Steps 3 to 5 on ``plan``; ``skipped`` lines of the input come before it."""
+    shaped, shapes = reshape(plan)
+    if shapes and check_plan(plan)[0] is not None:
+        return _Attempt(plan, (), True)  # rule 1
+    if shapes:
+        again = _repair_fences(shaped, skipped)
+        moved = tuple(Change(c.line + skipped, c.message, c.kind) for c in shapes)
+        changes = tuple(sorted((*moved, *again.changes), key=lambda c: c.line))
+        return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
+    return _repair_fences(plan, skipped)
+
+
+def _repair_fences(plan: str, skipped: int) -> _Attempt:
+    """Steps 4 and 5 on ``plan``; ``skipped`` lines of the input come before it."""
     proposal = propose(plan)
     if not proposal.changes and proposal.remarks is None:
         return _Attempt(plan, (), None)
     if check_plan(plan)[0] is not None:
         return _Attempt(plan, (), True)  # rule 1
+    if proposal.open_end:
+        tail = _open_tail(plan, proposal.text, skipped)
+        if isinstance(tail, Change):
+            return _Attempt(plan, (), False, problems=(tail,))
+        if tail is not None:
+            cut, note = tail
+            again = _repair_fences(cut, skipped)
+            changes = tuple(sorted((note, *again.changes), key=lambda c: c.line))
+            return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
     changes = tuple(Change(c.line + skipped, c.message, c.kind) for c in proposal.changes)
     if proposal.remarks is not None:
         end, start = proposal.remarks
@@ -173,6 +195,52 @@ def _repair(plan: str, skipped: int) -> _Attempt:
             )
             return _Attempt(trimmed, (*changes, note), True, proposal.open_end)
     return _Attempt(proposal.text, changes, None, proposal.open_end)
+
+
+def _open_tail(plan: str, repaired: str, skipped: int) -> Change | tuple[str, Change] | None:
+    """The end of the block the sanitizer closed at the end of ``plan`` (giving
+    ``repaired``), when it is not the end the sanitizer gave it (:mod:`.parse.tail`):
+    a problem naming both readings, or, for a closing fence with a sentence after it on
+    its line, ``plan`` cut after that fence and the change that says so."""
+    from plankit.markdown.tree import Fence, parse_document
+
+    doc = parse_document(repaired)
+    last = doc.blocks[-1] if doc.blocks else None
+    if not isinstance(last, Fence) or not last.closed or not last.content.strip():
+        return None
+    content = last.content
+    at = plan.rfind(content.replace("\n", "\r\n") if "\r\n" in plan else content)
+    if at <= 0:
+        return None
+    opener = plan[: at - 1].rstrip("\r").rsplit("\n", 1)[-1].lstrip(" ")
+    length = len(opener) - len(opener.lstrip(last.char))
+    if length < 3:
+        return None
+    raw = plan[at : at + len(content) + content.count("\n") * ("\r\n" in plan)]
+    first = _line(plan, at) + skipped
+    fence = fence_with_text(raw, last.char, length)
+    if fence is not None and is_sentence(fence.group("rest")):
+        line = _line(plan, at + fence.start()) + skipped
+        end = at + fence.start("rest")
+        newline = "\r\n" if "\r\n" in plan else "\n"
+        cut = plan[:end].rstrip(" \t") + newline
+        last_line = _line(plan, len(plan.rstrip())) + skipped
+        note = Change(
+            line,
+            "the closing fence here has text after it: read as the end of the block opened "
+            f"at line {first - 1} and a remark after the plan, dropped "
+            f"({_lines(line, last_line)}): '{_excerpt(plan[end:])}'",
+            "tail",
+        )
+        return cut, note
+    reading = unclosed_reading(raw, first, last.char, length)
+    if reading is None:
+        return None
+    return Change(
+        first - 1,
+        f"the block opened here is never closed, and its end cannot be told: {reading}",
+        "unsure",
+    )
 
 
 def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
@@ -273,18 +341,57 @@ def answer_to_plan(text: str) -> Preprocessed:
     documentation); ``changes`` says what was done, with lines in ``text``."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
+    dropped: list[Change] = []
+    held = from_json(body)
+    if held is not None and check_plan(body)[0] is None:
+        body = held[0]
+        dropped.append(held[1])
     found = _find_plan(body)
     if found is None:
         attempt = _repair(body, 0)
-        dropped: list[Change] = []
     else:
-        if check_plan(body)[0] is not None:
+        if not dropped and check_plan(body)[0] is not None:
             return Preprocessed(text, ())  # rule 1
-        attempt, dropped = _unwrapped(body, found)
+        attempt, unwrapped = _unwrapped(body, found)
+        dropped += unwrapped
+    several = last_plan(body)
+    if several is not None and not _parses(attempt):
+        start, note = several
+        if note is None:
+            attempt = replace(attempt, problems=(*attempt.problems, several_plans(body, start)))
+        else:
+            attempt, dropped = _corrected(body, start, note, dropped[:1] if held else [])
     if not attempt.changes and not dropped:
-        return Preprocessed(text, ())
+        return Preprocessed(text, (), attempt.problems)
     changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
-    return Preprocessed(bom + attempt.text, changes)
+    return Preprocessed(bom + attempt.text, changes, attempt.problems)
+
+
+def _parses(attempt: _Attempt) -> bool:
+    if attempt.parses is None:
+        return check_plan(attempt.text)[0] is not None
+    return attempt.parses
+
+
+def _corrected(
+    body: str, start: int, note: Change, dropped: list[Change]
+) -> tuple[_Attempt, list[Change]]:
+    """The plan that starts at ``start`` in an answer that corrects an earlier one."""
+    # the dropped lines are kept as blank ones while the plan is repaired, so that
+    # every change keeps its line in the input
+    newline = "\r\n" if "\r\n" in body[:start] else "\n"
+    lead = newline * (_line(body, start) - 1)
+    body = lead + body[start:]
+    dropped = [*dropped, note]
+    found = _find_plan(body)
+    if found is None:
+        attempt = _repair(body, 0)
+    else:
+        attempt, unwrapped = _unwrapped(body, found)
+        dropped += unwrapped
+    if attempt.text.startswith(lead):
+        attempt = replace(attempt, text=attempt.text[len(lead) :])
+    return attempt, dropped
 
 
 Edit = tuple[int, int, str]
@@ -304,6 +411,8 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
     """
     if text.startswith("\ufeff") or _find_plan(text) is not None:
         return None
+    if from_json(text) is not None or last_plan(text) is not None or reshape(text)[1]:
+        return None  # steps that only answer_to_plan takes
     sanitizer = Sanitizer(text)
     try:
         sanitizer.run()
@@ -313,8 +422,8 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
         return None
     if not sanitizer.edits:
         return (), ()
-    if sanitizer.unsure:
-        return None
+    if sanitizer.unsure or sanitizer.open_end:
+        return None  # a block closed at the end of the text: its end may be a remark
     changes = sanitizer.changes()
     return (tuple(sorted(sanitizer.edits)), changes) if changes else ((), ())
 

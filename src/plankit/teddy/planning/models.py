@@ -14,7 +14,8 @@ number of times.  Manual mode (a person pastes the answer) is
 :class:`plankit.teddy.planning.manual.ManualPlanner`.
 
 Every failure is a :class:`ModelError` whose text is one line naming the fix.  llm is
-imported inside the functions that need it, never when a command starts.
+imported inside the functions that need it, never when a command starts, and never for
+the scripted model (:func:`planning_model`), nor in manual mode.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from plankit.errors import InputError
 
 if TYPE_CHECKING:
     import llm
+
+    from plankit.teddy.planning.scripted import ScriptedModel
 
 ENV_MODEL = "TEDDY_MODEL"
 """The environment variable naming the model (after ``--model``, before config.yaml)."""
@@ -198,7 +201,18 @@ def load_model(name: str | None) -> llm.Model:
     return model
 
 
-def _key_message(model: llm.Model) -> str:
+def planning_model(name: str | None) -> llm.Model | ScriptedModel:
+    """The model ``teddy`` plans with: :func:`load_model`'s, except that the scripted
+    model (``teddy-scripted``) is answered without llm, which would load every provider
+    plugin (the OpenAI SDK among them) to find it."""
+    from plankit.teddy.planning import scripted
+
+    if name == scripted.MODEL_ID:
+        return scripted.ScriptedModel()
+    return load_model(name)
+
+
+def _key_message(model: llm.Model | ScriptedModel) -> str:
     fix = f"run `llm keys set {model.needs_key}`"
     if model.key_env_var:
         fix += f" or set {model.key_env_var}"
@@ -331,7 +345,7 @@ class ModelPlanner:
 
     def __init__(
         self,
-        model: llm.Model,
+        model: llm.Model | ScriptedModel,
         *,
         retry: Retry | None = None,
         err: TextIO | None = None,
@@ -349,8 +363,15 @@ class ModelPlanner:
 
     def answer(self, request: PlanRequest) -> Answer:
         """Ask the model, retrying network failures (see :class:`Retry`)."""
-        import llm
+        from plankit.teddy.planning import scripted
 
+        if isinstance(self.model, scripted.ScriptedModel):  # offline: llm is not loaded
+            needs_key: tuple[type[Exception], ...] = ()
+            model_error: tuple[type[Exception], ...] = (scripted.ScriptedError,)
+        else:
+            import llm
+
+            needs_key, model_error = (llm.NeedsKeyException,), (llm.ModelError,)
         retry = self.retry if self.retry is not None else DEFAULT_RETRY
         attempts = len(retry.delays) + 1
         status = StreamStatus(self.name, self.err, live=self.live)
@@ -369,10 +390,10 @@ class ModelPlanner:
             except KeyboardInterrupt:
                 status.clear()
                 raise
-            except llm.NeedsKeyException:
+            except needs_key:
                 status.clear()
                 raise ModelError(_key_message(self.model), code="needs-key") from None
-            except llm.ModelError as exc:  # written by the plugin for the user
+            except model_error as exc:  # written by the plugin for the user
                 status.clear()
                 raise ModelError(
                     f"{self.name}: {describe(exc).partition(': ')[2] or exc}", code="model-failed"

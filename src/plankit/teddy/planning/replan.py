@@ -70,13 +70,13 @@ def choose_replanner(
     automatic re-plan: llm's default model is never used implicitly here.
     """
     from plankit.teddy.planning.manual import ManualPlanner
-    from plankit.teddy.planning.models import MANUAL, ModelPlanner, configured_model, load_model
+    from plankit.teddy.planning.models import MANUAL, ModelPlanner, configured_model, planning_model
 
     if manual:
         return ManualPlanner(stdin=stdin, err=err)
     name = configured_model(model, config.model) or failed.meta().model
     if name is not None and name != MANUAL:
-        return ModelPlanner(load_model(name), retry=retry, err=err)
+        return ModelPlanner(planning_model(name), retry=retry, err=err)
     if name == MANUAL and interactive:
         return ManualPlanner(stdin=stdin, err=err)
     return None

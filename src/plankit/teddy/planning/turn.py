@@ -181,6 +181,7 @@ def _plan_locked(
         max_file_bytes=config.context_max_file_bytes,
         fetch=fetch,
         budget=config_budget(config),
+        protected_read=config.protected_read,
     )
     write_text_atomic(turn.file("input.md"), payload)
     system = read_text(turn.prompt_path).text
@@ -245,7 +246,12 @@ def choose_planner(
     manual mode, or None when ``manual_fallback`` is false.
     """
     from plankit.teddy.planning.manual import ManualPlanner
-    from plankit.teddy.planning.models import ModelError, ModelPlanner, configured_model, load_model
+    from plankit.teddy.planning.models import (
+        ModelError,
+        ModelPlanner,
+        configured_model,
+        planning_model,
+    )
 
     def by_hand() -> Planner:
         return ManualPlanner(manual_options, stdin=stdin, err=err)
@@ -254,9 +260,9 @@ def choose_planner(
         return by_hand()
     name = configured_model(model, config.model)
     if name is not None:
-        return ModelPlanner(load_model(name), retry=retry, err=err)
+        return ModelPlanner(planning_model(name), retry=retry, err=err)
     try:
-        return ModelPlanner(load_model(None), retry=retry, err=err)
+        return ModelPlanner(planning_model(None), retry=retry, err=err)
     except ModelError as exc:
         if not manual_fallback:
             return None

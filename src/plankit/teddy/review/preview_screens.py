@@ -7,8 +7,9 @@ and the user confirms with ``y``; without one the content is edited in the termi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -18,10 +19,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
-from plankit.teddy.format.model import Create, Edit, Execute, Memo, Prune, Read
+from plankit.teddy.format.model import Action, Create, Edit, Execute, Memo, Plan, Prune, Read
 from plankit.teddy.format.render import render_action
 from plankit.teddy.review.previews import (
     Change,
+    Editor,
     PreviewError,
     PreviewKind,
     check_new_path,
@@ -38,8 +40,29 @@ from plankit.teddy.review.previews import (
 )
 from plankit.teddy.run.actions import file_text
 
-if TYPE_CHECKING:
-    from plankit.teddy.review.tui import ChecklistApp
+
+class ChecklistApp(Protocol):
+    """What a preview screen needs of the checklist that opens it
+    (:class:`plankit.teddy.review.tui.ChecklistApp`): the screens sit below the app and
+    never import it."""
+
+    plan: Plan
+    root: Path
+    editor: Editor | None
+
+    @property
+    def actions(self) -> Sequence[Action]:
+        """The actions as the user changed them."""
+        ...
+
+    def draft_dir(self) -> Path:
+        """A private temporary directory for the files the editor opens."""
+        ...
+
+    def open_in_editor(self, path: Path) -> None:
+        """Open ``path`` in the previewer."""
+        ...
+
 
 CREATE_OPENED = (
     "Your editor has been opened to preview the new file's content. "

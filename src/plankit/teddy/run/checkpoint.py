@@ -9,7 +9,9 @@ EXECUTE commands can change anything: what they do is not checkpointed.
 
 Where the bytes are kept:
 
-- **In a git repository**, as a commit on TeDDy's own ref ``refs/teddy/<session>/<turn>``:
+- **In a git repository**, as a commit on TeDDy's own ref ``refs/teddy/<session>/<turn>``
+  (``refs/teddy/<dir>/<session>/<turn>`` for a project in directory ``<dir>`` below the
+  repository's top, its paths in the commit from that top, see :func:`checkpoint_ref`):
   HEAD's tree with those files as they were (absent ones left out), HEAD as its parent.
   It is built with plumbing commands on a temporary index (``GIT_INDEX_FILE``):
   ``read-tree``, ``hash-object -w --no-filters`` (the bytes as they are on disk),
@@ -35,9 +37,9 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,6 +48,7 @@ from typing import Any
 
 from plankit.errors import InputError
 from plankit.teddy.format.model import Action, Create, Edit
+from plankit.teddy.run.gitcmd import GitFailed, find_git_dir, git, git_env, object_id
 from plankit.teddy.session.layout import Turn
 from plankit.textio import write_bytes_atomic, write_text_atomic
 from plankit.workspace import TEDDY_DIR, PathRefused, check_path, components, read_inside
@@ -60,15 +63,10 @@ REF_PREFIX = "refs/teddy"
 """TeDDy's own refs: ``refs/teddy/<session>/<turn>``."""
 MEMOS_PATH = f"{TEDDY_DIR}/memos.yaml"
 """The memo file, checkpointed when the plan changes memos."""
-_GIT_TIMEOUT = 120.0
 
 
 class CheckpointError(InputError):
     """A checkpoint that cannot be taken or read."""
-
-
-class GitFailed(Exception):
-    """A git command failed (the caller keeps the bytes in the session instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,71 +277,26 @@ def _missing_dirs(root: Path, path: str) -> tuple[str, ...]:
 # --- git ---------------------------------------------------------------------------------
 
 
-def find_git_dir(root: Path) -> Path | None:
-    """The ``.git`` (directory or file) at or above ``root``, if any."""
-    here = root.resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / ".git"
-        if os.path.lexists(candidate):
-            return candidate
-    return None
-
-
-def git_env(index_file: Path | None = None) -> dict[str, str]:
-    """The environment of TeDDy's git commands: its own identity, no prompt, and a
-    temporary index when given."""
-    env = dict(os.environ)
-    env.update(
-        GIT_AUTHOR_NAME="TeDDy",
-        GIT_AUTHOR_EMAIL="teddy@localhost",
-        GIT_COMMITTER_NAME="TeDDy",
-        GIT_COMMITTER_EMAIL="teddy@localhost",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_OPTIONAL_LOCKS="0",
-    )
-    if index_file is not None:
-        env["GIT_INDEX_FILE"] = str(index_file)
-    else:
-        env.pop("GIT_INDEX_FILE", None)
-    return env
-
-
-def git(
-    root: Path,
-    *args: str,
-    env: dict[str, str],
-    data: bytes | None = None,
-    ok: tuple[int, ...] = (0,),
-) -> bytes:
-    """Run ``git ARGS`` in ``root`` (hooks and fsmonitor off); its stdout.  Raises
-    :class:`GitFailed` with git's first line of error."""
-    argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args]
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=root,
-            input=data,
-            capture_output=True,
-            env=env,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitFailed(f"git {args[0]}: {exc}") from None
-    if proc.returncode not in ok:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitFailed(f"git {args[0]}: {lines[0] if lines else f'exit {proc.returncode}'}")
-    return proc.stdout
-
-
 _REV_PARSE = ("--show-object-format", "--show-prefix")
 
 
-def _blob_id(data: bytes, algorithm: str) -> str:
-    digest = hashlib.new(algorithm)
-    digest.update(b"blob %d\0" % len(data))
-    digest.update(data)
-    return digest.hexdigest()
+_REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
+    """The ref of a turn's checkpoint: ``refs/teddy/<session>/<turn>`` for a project at
+    the repository's top; for one in a subdirectory (``prefix``, as ``git rev-parse
+    --show-prefix`` gives it: ``packages/app/``), that directory comes first, so two
+    projects of one repository never share a ref.  A directory name that cannot be part
+    of a ref is replaced by a digest of the whole prefix."""
+    parts = [p for p in prefix.split("/") if p]
+    if not all(
+        _REF_PART.fullmatch(p) and ".." not in p and not p.endswith((".lock", ".")) for p in parts
+    ):
+        parts = [
+            "dir-" + hashlib.sha256(prefix.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        ]
+    return "/".join([REF_PREFIX, *parts, session, turn])
 
 
 def _git_checkpoint(
@@ -366,21 +319,29 @@ def _git_checkpoint(
     if algorithm not in ("sha1", "sha256"):
         raise GitFailed(f"unknown object format {algorithm!r}")
     present = [(e, d) for e, d in zip(entries, datas, strict=True) if d is not None]
-    ref = f"{REF_PREFIX}/{turn.session.name}/{turn.name}"
+    ref = checkpoint_ref(prefix, turn.session.name, turn.name)
     with tempfile.TemporaryDirectory(prefix="teddy-checkpoint-") as tmp:
         env = git_env(Path(tmp) / "index")
         if head_id is not None:
             git(root, "read-tree", head_id, env=env)
         if present:
-            paths = "".join(e.path + "\n" for e, _ in present).encode("utf-8", "surrogateescape")
+            # hash-object reads the paths from the repository's top, not from the project
+            paths = "".join(f"{prefix}{e.path}\n" for e, _ in present)
+            paths_bytes = paths.encode("utf-8", "surrogateescape")
             ids = git(
-                root, "hash-object", "-w", "--no-filters", "--stdin-paths", env=env, data=paths
+                root,
+                "hash-object",
+                "-w",
+                "--no-filters",
+                "--stdin-paths",
+                env=env,
+                data=paths_bytes,
             )
             blob_ids = ids.decode().split()
             if len(blob_ids) != len(present):
                 raise GitFailed("git hash-object: not one id per file")
             for (entry, blob), blob_id in zip(present, blob_ids, strict=True):
-                if blob_id != _blob_id(blob, algorithm):  # changed while being read
+                if blob_id != object_id(blob, algorithm):  # changed while being read
                     raise GitFailed(f"{entry.path} changed while it was checkpointed")
                 entry.stored = blob_id
         info: list[str] = []
@@ -407,29 +368,6 @@ def _git_checkpoint(
         commit = commit_out.decode().strip()
         git(root, "update-ref", "-m", "teddy checkpoint", ref, commit, env=env)
     return ref, commit
-
-
-def git_blobs(root: Path, ids: Sequence[str]) -> dict[str, bytes]:
-    """The bytes of each blob id (``git cat-file --batch``); a missing one is absent
-    from the result."""
-    if not ids:
-        return {}
-    out = git(
-        root, "cat-file", "--batch", env=git_env(), data="".join(i + "\n" for i in ids).encode()
-    )
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for _ in ids:
-        end = out.index(b"\n", pos)
-        head = out[pos:end].decode("utf-8", "replace").split()
-        pos = end + 1
-        if len(head) == 3 and head[1] == "blob":
-            size = int(head[2])
-            blobs[head[0]] = out[pos : pos + size]
-            pos += size + 1
-        elif len(head) == 3:  # another kind of object: skip its content
-            pos += int(head[2]) + 1
-    return blobs
 
 
 # --- taking and sealing ------------------------------------------------------------------

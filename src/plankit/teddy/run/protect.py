@@ -6,15 +6,17 @@ By default CREATE and EDIT may not touch ``.git`` (a hook, or ``core.fsmonitor``
 may not reach ``.git`` (remote URLs can carry credentials).  Validation refuses such a
 plan; execution checks again before each write.  The rules are globs
 (:func:`plankit.workspace.protected_by`); the path is checked as written and, when it
-goes through a symbolic link inside the project, where it leads.
+goes through a symbolic link inside the project, where it leads.  A file read that is
+a protected file under another name (a hard link) is refused too.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, protected_by, shorten
+from plankit.workspace import PathRefused, protected_by, protected_links, shorten
 
 CODE = "protected-path"
 """The code of a refusal (in the report, ``--json`` and the re-plan message)."""
@@ -40,6 +42,8 @@ def check_protected(
             target = None
         if target is not None and target != path.strip("/"):
             where.append((target, f"leads to `{shorten(target)}`, a "))
+    if read and real is not None and config.protected_read:
+        _refuse_hard_link(root, path, real, config.protected_read)
     checks = []
     if write:
         checks.append(("write", config.protected_write, "create or edit"))
@@ -57,3 +61,17 @@ def check_protected(
                 code=CODE,
                 path=shorten(path),
             )
+
+
+def _refuse_hard_link(root: Path, path: str, real: Path, rules: tuple[str, ...]) -> None:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return
+    if st.st_nlink > 1 and (st.st_dev, st.st_ino) in protected_links(root, rules):
+        raise PathRefused(
+            "is a hard link to a protected file: plans may not read it under another name "
+            "(protected_paths.read in .teddy/config.yaml)",
+            code=CODE,
+            path=shorten(path),
+        )

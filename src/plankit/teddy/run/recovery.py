@@ -3,12 +3,18 @@
 :func:`finish_from_journal` reads the turn's journal (:mod:`plankit.teddy.run.journal`)
 and does what the turn would have done: the report (written from what the journal
 recorded), the temporary files of a killed write removed, and the next turn prepared.
+Whether or not there was a turn to finish, it then sweeps the temporary files that
+TeDDy's own killed writes left (``report.md``, ``input.md``, ``meta.yaml``, ``memos.yaml``
+…) from ``.teddy/``, the session's folder and its latest turns (every turn after a
+recovery); a temporary file a running write holds is never taken
+(:func:`plankit.textio.remove_abandoned_temp_files`).
 ``teddy execute`` calls it under the session lock before anything else, and on Ctrl-C;
 ``teddy resume``, ``context`` and ``plan`` call :func:`recover_session`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,8 +39,30 @@ from plankit.textio import write_text_atomic
 
 def finish_from_journal(turn: Turn) -> Outcome | None:
     """Finish ``turn`` from its journal when teddy stopped before the turn ended (see
-    :mod:`plankit.teddy.run.journal`); None when there is nothing to finish.  The
-    caller holds the session lock."""
+    :mod:`plankit.teddy.run.journal`); None when there is nothing to finish.  Then the
+    temporary files of TeDDy's own killed writes are swept.  The caller holds the
+    session lock."""
+    outcome = _finish(turn)
+    sweep_own_temp_files(turn.session, every_turn=outcome is not None)
+    return outcome
+
+
+def sweep_own_temp_files(session: Session, *, every_turn: bool = False) -> int:
+    """Remove the temporary files killed writes of TeDDy's own files left in ``.teddy/``,
+    the session's folder, its URL cache and its last two turns (``every_turn``: all of
+    them); how many."""
+    from plankit.textio import remove_abandoned_temp_files
+
+    turns = sorted(
+        (Path(e.path) for e in os.scandir(session.path) if e.is_dir() and e.name.isdigit()),
+        key=lambda path: int(path.name),
+    )
+    folders = [session.root / ".teddy", session.path, session.path / ".cache" / "urls"]
+    folders += turns if every_turn else turns[-2:]
+    return sum(remove_abandoned_temp_files(folder) for folder in folders)
+
+
+def _finish(turn: Turn) -> Outcome | None:
     path = turn.file(JOURNAL_FILE)
     if not path.is_file():
         return None
@@ -108,7 +136,7 @@ def _recovered_report(turn: Turn, plan: Plan, state: Replay, results: list[Actio
 
 def _remove_stray_temp_files(root: Path, targets: Iterable[list[str]]) -> None:
     """Temporary files a killed atomic write left next to the actions' targets."""
-    from plankit.textio import stray_temp_files
+    from plankit.textio import remove_abandoned_temp_files
     from plankit.workspace import PathRefused, resolve
 
     for paths in targets:
@@ -117,8 +145,7 @@ def _remove_stray_temp_files(root: Path, targets: Iterable[list[str]]) -> None:
                 where = resolve(root, target)
             except PathRefused:
                 continue
-            for stray in stray_temp_files(where):
-                stray.unlink(missing_ok=True)
+            remove_abandoned_temp_files(where.parent, where.name)
 
 
 LOCK_WAIT = 5.0

@@ -212,9 +212,11 @@ class Launch:
     leftover processes were stopped.
     """
 
-    def __init__(self, command: str) -> None:
-        self.argv = [shell(), "-c", command]
-        """What to spawn: the reaper with the shell below it, or the shell alone."""
+    def __init__(self, command: str, *, program: list[str] | None = None) -> None:
+        self.argv = program if program is not None else [shell(), "-c", command]
+        """What to spawn: the reaper with the shell below it, or the shell alone
+        (``program``, a path and its arguments, in place of the shell: an ACP
+        client's terminal)."""
         self.pass_fds: tuple[int, ...] = ()
         """File descriptors the spawned process keeps (the status pipe's end)."""
         self.grace = _GRACE

@@ -40,12 +40,11 @@ from plankit.teddy.run.checkpoint import (
     PREIMAGE_DIR,
     CheckpointError,
     Entry,
-    GitFailed,
     Manifest,
-    git_blobs,
     load_manifest,
     read_state,
 )
+from plankit.teddy.run.gitcmd import GitFailed, git_blobs
 from plankit.teddy.run.journal import JOURNAL_FILE, replay
 from plankit.teddy.session.layout import Session, Turn
 from plankit.workspace import PathRefused, read_inside, resolve, shorten, write_inside

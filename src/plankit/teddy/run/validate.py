@@ -196,6 +196,8 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
             case Read(resource=res):
                 if res.kind == "file":
                     inside(res.target, read=True)
+                else:
+                    _check_url(res.target, fail)
             case Execute(cwd=cwd):
                 if cwd is not None:
                     target = inside(cwd)
@@ -212,15 +214,27 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
                 if agents is not None and agent.lower() not in agents:
                     known = ", ".join(ws.known_agents or ())
                     fail(f"unknown agent '{agent}'; known agents: {known}", code="unknown-agent")
-                _check_handoff(handoff, inside)
+                _check_handoff(handoff, inside, fail)
             case Conclude(handoff_resources=handoff):
-                _check_handoff(handoff, inside)
+                _check_handoff(handoff, inside, fail)
     return issues
 
 
-def _check_handoff(handoff: Sequence[str], inside: Callable[..., Path | None]) -> None:
+def _check_url(url: str, fail: Callable[..., None]) -> None:
+    from plankit.teddy.context.urls import url_problem
+
+    problem = url_problem(url)
+    if problem is not None:
+        fail(f"{problem}; write a valid http(s) URL", url, code="url-invalid")
+
+
+def _check_handoff(
+    handoff: Sequence[str], inside: Callable[..., Path | None], fail: Callable[..., None]
+) -> None:
     for target in handoff:
-        if not target.lower().startswith(("http://", "https://")):
+        if target.lower().startswith(("http://", "https://")):
+            _check_url(target, fail)
+        else:
             inside(target, read=True)  # handed-off files enter the next turn's context
 
 

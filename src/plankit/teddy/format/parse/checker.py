@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from plankit.errors import Diagnostic
 from plankit.markdown.tree import Block, Document, Fence, Heading, ListBlock, Paragraph
+from plankit.teddy.format.parse.tail import unclosed_reading
 
 
 class Checker:
@@ -32,11 +33,13 @@ class Checker:
     def closed(self, fence: Fence) -> bool:
         """Whether ``fence`` has its closing fence; report it when it has not."""
         if not fence.closed:
+            run = fence.char * fence.length
+            reading = unclosed_reading(fence.content, fence.start + 1, fence.char, fence.length)
             self.error(
                 fence.start,
                 "fence-unclosed",
-                f"the fenced block opened here with {fence.char * fence.length} is never "
-                "closed; run `teddy preprocess` or close it",
+                f"the fenced block opened here with {run} is never closed; "
+                + (reading or f"close it with a {run} line after its last line"),
             )
         return fence.closed
 

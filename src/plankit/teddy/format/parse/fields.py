@@ -107,11 +107,20 @@ def field(c: Checker, item: ListItem, where: str) -> Field | None:
 
 
 def is_metadata_list(block: Block) -> bool:
-    """Whether ``block`` is a bullet list whose first item starts with a bold key."""
+    """Whether ``block`` is a bullet list whose first item starts with a key: any key in
+    bold (``**Key:**``), or a plain one (``Key:``, ```` `Key`: ````) that names a field
+    some action takes, so that a message's list (``- Note: …``) stays a message.  Bold
+    and plain keys may then come in any order."""
     if not isinstance(block, ListBlock) or block.ordered or not block.items:
         return False
     first = block.items[0].children[:1]
-    return bool(first) and isinstance(first[0], Paragraph) and bool(_KEY_RE.match(first[0].text))
+    if not first or not isinstance(first[0], Paragraph):
+        return False
+    text = first[0].text
+    if _KEY_RE.match(text):
+        return True
+    m = _PLAIN_KEY_RE.match(text)
+    return m is not None and norm_key(m.group("key")) in CANONICAL_KEY
 
 
 def fields(c: Checker, kind: ActionType, block: ListBlock) -> dict[str, Field]:

@@ -77,7 +77,7 @@ def section_text(
             c.stray(
                 block,
                 f"in the {name} section, which holds one fenced block (did a fence inside "
-                "it close the block early? run `teddy preprocess`)",
+                "it close the block early? make its fences longer than any fence inside)",
             )
         return None, heading.start
     return c.doc.lines(blocks[0].start, blocks[-1].end), blocks[0].start

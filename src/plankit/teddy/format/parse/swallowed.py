@@ -15,8 +15,9 @@ next one.  Two signs together say that this happened, never one alone:
 With a level-3 heading naming an action before that inner block, outside inner blocks,
 the problem is ``action-in-fence`` at the heading's line (an action would vanish);
 otherwise ``fence-ambiguous`` at the inner block's opening line (the block was never
-closed, or its fences are too short).  Both name ``teddy preprocess``, which repairs
-what it can read: :mod:`plankit.teddy.format.preprocess`.
+closed, or its fences are too short).  Both name the fix; ``teddy parse`` adds that
+``teddy preprocess`` makes the plan valid when it does
+(:mod:`plankit.teddy.format.preprocess` repairs what it can read).
 
 Inner blocks are tracked as the fence sanitizer reads a block with its nesting
 (:func:`plankit.teddy.format.fence_events.nest`): a fence line with an info string, or a
@@ -93,15 +94,15 @@ def swallowed_action(fence: Fence) -> Diagnostic | None:
             line,
             "action-in-fence",
             f"'### {title}' is inside the {outer} block opened at line {fence.start}, "
-            f"{closes}: the block of line {fence.start} was probably never closed; run "
-            f"`teddy preprocess`, or close it before line {line}",
+            f"{closes}: the block of line {fence.start} was probably never closed; close it "
+            f"before line {line}",
         )
     return Diagnostic(
         inner,
         "fence-ambiguous",
         f"the {outer} block opened at line {fence.start} holds this opening fence, {closes}: "
         f"either the block of line {fence.start} was never closed, or its fences are too "
-        f"short; run `teddy preprocess`, or close it before line {inner}, or make its "
+        f"short; close it before line {inner}, or make its "
         f"fences longer than any run of {fence.char} inside",
     )
 

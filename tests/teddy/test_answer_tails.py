@@ -1,0 +1,128 @@
+"""The end of a last block left open: a remark after it is never read as its content.
+
+A model that forgets the last closing fence and adds a remark, or writes its remark on
+the closing fence's line, gives a text whose last lines read two ways.  The rule of
+:mod:`plankit.teddy.format.parse.tail`: a sentence after a closing fence on its line is
+a remark (repaired, listed); a remark after an open block is named with both readings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from plankit.teddy import cli as teddy_cli
+from plankit.teddy.format.answer import answer_to_plan
+from plankit.teddy.format.parse import check_plan
+
+HEAD = """# Fix the flaky worker test
+
+## Rationale
+```text
+### 1. Synthesis
+The worker test races on the queue.
+### 2. Justification
+A lock around the queue removes the race.
+### 3. Expected Outcome
+The test passes ten times in a row.
+### 4. State Dashboard
+- Worker test: flaky
+```
+
+## Action Plan
+
+"""
+EXECUTE_OPEN = """### `EXECUTE`
+- **Description:** Run the worker tests.
+- **Expected Outcome:** They pass.
+```shell
+pytest -q tests/test_worker.py
+
+Let me know if the tests fail and I'll take another look.
+"""
+CREATE_FENCE_REMARK = """### `CREATE`
+- **File Path:** [docs/worker.md](/docs/worker.md)
+```markdown
+# Worker
+
+The queue is guarded by a lock:
+
+```python
+with queue.lock:
+    queue.put(job)
+```
+``` Let me know if you'd like a section on retries too.
+"""
+
+
+def test_a_remark_after_an_open_last_block_is_reported_with_both_readings() -> None:
+    text = HEAD + EXECUTE_OPEN
+    result = answer_to_plan(text)
+    assert result.text == text  # nothing guessed
+    assert not result.changes
+    (problem,) = result.problems
+    assert problem.line == 20 and problem.kind == "unsure"
+    assert "line 23 is either its last line or a remark after the plan" in problem.message
+    assert "close it after line 23 to keep it, or after line 21 and delete it" in problem.message
+    _, diagnostics = check_plan(text)
+    assert [d.code for d in diagnostics] == ["fence-unclosed"]
+    assert "or a remark after the plan" in diagnostics[0].message
+
+
+def test_teddy_preprocess_writes_nothing_when_the_answer_reads_two_ways(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text(HEAD + EXECUTE_OPEN, encoding="utf-8")
+    result = CliRunner().invoke(teddy_cli.cli, ["preprocess", str(plan)])
+    assert result.exit_code == 1
+    assert f"{plan}:20: error: the block opened here is never closed" in result.stderr
+    assert "nothing was written" in result.stderr
+    assert plan.read_text(encoding="utf-8") == HEAD + EXECUTE_OPEN
+    parsed = CliRunner().invoke(teddy_cli.cli, ["parse", str(plan)])
+    assert parsed.exit_code == 1
+    assert "or a remark after the plan" in parsed.stderr + parsed.stdout
+    assert "teddy preprocess" not in parsed.stderr + parsed.stdout  # it would change nothing
+
+
+def test_a_sentence_after_the_closing_fence_is_a_remark_and_the_repair_is_listed() -> None:
+    text = HEAD + CREATE_FENCE_REMARK
+    result = answer_to_plan(text)
+    plan, diagnostics = check_plan(result.text)
+    assert plan is not None, diagnostics
+    (create,) = plan.actions
+    assert create.content.endswith("    queue.put(job)\n```")  # type: ignore[attr-defined]
+    assert "Let me know" not in create.content  # type: ignore[attr-defined]
+    tail = [c for c in result.changes if c.kind == "tail"]
+    assert [c.line for c in tail] == [28] and tail[0].touches_action
+    assert "Let me know if you'd like a section" in tail[0].message
+    assert not result.problems
+
+
+def test_a_word_after_the_last_fence_could_open_a_block_and_is_reported() -> None:
+    text = HEAD + CREATE_FENCE_REMARK.replace(
+        "``` Let me know if you'd like a section on retries too.", "```python"
+    )
+    result = answer_to_plan(text)
+    (problem,) = result.problems
+    assert "line 28 ('```python') either closes it" in problem.message
+
+
+def test_an_open_last_block_ending_in_code_is_still_closed() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(
+        "Let me know if the tests fail and I'll take another look.", "pytest -q tests/ -x"
+    )
+    result = answer_to_plan(text)
+    assert not result.problems
+    plan, diagnostics = check_plan(result.text)
+    assert plan is not None, diagnostics
+    assert plan.actions[0].command.endswith("pytest -q tests/ -x")  # type: ignore[attr-defined]
+
+
+def test_a_valid_plan_whose_content_holds_a_fence_with_text_is_untouched() -> None:
+    text = HEAD + (
+        "### `CREATE`\n- **File Path:** [notes.md](/notes.md)\n````markdown\n"
+        "Fences may carry text:\n\n``` Let me know if this renders.\n````\n"
+    )
+    assert check_plan(text)[0] is not None
+    result = answer_to_plan(text)
+    assert result.text == text and not result.changes and not result.problems
