@@ -112,12 +112,14 @@ def add_worktree(root: str, path: str, base: str) -> None:
     another's half-made record), so the workers of a process add one at a time, and an
     addition that met another process's is tried again."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with _WORKTREES:
+    with _WORKTREES:  # only git's record is made here; the files are checked out after
         for attempt in range(3):
-            done = git(root, "worktree", "add", "-q", "--detach", path, base, check=attempt == 2)
+            done = git(root, "worktree", "add", "-q", "--no-checkout", "--detach", path, base,
+                       check=attempt == 2)  # fmt: skip
             if done.returncode == 0:
-                return
+                break
             shutil.rmtree(path, ignore_errors=True)
+    git(path, "reset", "-q", "--hard", base)
 
 
 def keep(root: str, branch: str, commit: str) -> None:
