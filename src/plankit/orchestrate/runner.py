@@ -147,9 +147,12 @@ async def worker_loop(run: Run, number: int) -> None:
         try:
             claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
         except ControlError as exc:
-            if exc.rule != "commit-none":
+            if exc.rule == "session-ended":
+                return
+            if exc.rule not in ("commit-none", "busy"):
                 raise
-            # Planning goes on elsewhere: wait for the session's first commit.
+            # Planning goes on elsewhere (wait for the session's first commit), or the
+            # database is busy: try again shortly.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.stop.wait(), POLL * 4)
             continue
@@ -219,17 +222,25 @@ async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int)
     }
 
     async def finish(outcome: Outcome, **extra: Any) -> Outcome:
+        from plankit.agentflow.records import ControlError
+
         record.update(extra, outcome=outcome.state, reason=outcome.reason)
         record.update(merge_commit=outcome.merge_commit, files_changed=list(outcome.files))
-        await _call(write_record, run.plane, run.session_id, ref, claim, outcome.state, record)
-        if outcome.state == "done":
-            await _call(run.plane.done, ref, run.session_id, claim=claim)
-        elif outcome.state == "failed":
-            await _call(run.plane.fail, ref, outcome.reason or "failed", run.session_id,
-                        claim=claim)  # fmt: skip
-        else:
-            with contextlib.suppress(Exception):
+        try:
+            await _call(write_record, run.plane, run.session_id, ref, claim, outcome.state,
+                        record)  # fmt: skip
+            if outcome.state == "done":
+                await _call(run.plane.done, ref, run.session_id, claim=claim)
+            elif outcome.state == "failed":
+                await _call(run.plane.fail, ref, outcome.reason or "failed", run.session_id,
+                            claim=claim)  # fmt: skip
+            else:
                 await _call(run.plane.release, ref, run.session_id, claim=claim)
+        except ControlError as exc:
+            # The claim ended meanwhile (its lease ran out and another worker has the
+            # task): that worker's report counts, not this one.
+            outcome = Outcome(ref, "lost", f"{outcome.state} not recorded: {exc}",
+                              outcome.merge_commit, outcome.files)  # fmt: skip
         run.outcomes.append(outcome)
         return outcome
 
@@ -314,6 +325,8 @@ async def run_task(run: Run, status: TaskStatus, claimed_at: float, number: int)
         return await finish(outcome, task_commit=commit, **evidence)
     except gitwork.GitError as exc:
         return await finish(Outcome(ref, "failed", str(exc)))
+    except (OSError, ValueError, RuntimeError) as exc:  # a broken agent stream, a full disk
+        return await finish(Outcome(ref, "failed", f"the run failed on this task: {exc}"))
     finally:
         beat.cancel()
         run._events.discard(lost)
