@@ -201,6 +201,7 @@ class Integration:
         """The remote that holds the branch for every host, or None (this repository)."""
         self.author = identity(root)
         """Who the run's commits are by (:func:`identity`)."""
+        self._known: str | None = None
 
     @property
     def ref(self) -> str:
@@ -252,11 +253,15 @@ class Integration:
         task got there first; never forced.  (``files`` is left empty: the caller knows
         what the task changed.)"""
         for _ in range(attempts):
-            target = self.tip()
+            # The tip this process published last, when nothing else moves the branch
+            # (the compare-and-swap below says when something did).
+            target = self._known or self.tip()
+            self._known = None
             made, conflicts = merge_commit(self.root, target, commit, message, self.author)
             if made is None:
                 return Merge(None, (), tuple(conflicts))
             if self._publish(made, target):
+                self._known = made if self.remote is None else None
                 return Merge(made)
         raise GitError(f"the integration branch {self.branch} kept moving; merge gave up")
 
