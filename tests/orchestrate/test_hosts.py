@@ -80,6 +80,8 @@ def test_a_killed_workers_task_is_finished_by_the_other_host(
     assert second.returncode == 0, err
     report = json.loads(out)
     assert [t["state"] for t in report["tasks"]] == ["done", "done", "done"]
+    tip = git(origin, "rev-parse", f"agentflow/{session}")
+    assert tip in [t["merge_commit"] for t in report["tasks"]]
     branch = f"agentflow/{session}"
     files = git(origin, "ls-tree", "--name-only", branch).split()
     assert files == ["README.md", "alpha.txt", "beta.txt", "gamma.txt"]

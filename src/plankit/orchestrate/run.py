@@ -98,19 +98,21 @@ def _check_remote(root: str, remote: str) -> None:
 def _finish(report: Report, run: Run) -> None:
     from plankit.agentflow.records import ControlError
 
+    from plankit.agentflow.evidence import latest_records
+
     with contextlib.suppress(ControlError):
         _, statuses = run.plane.progress(report.session_id)
-        records = {o.ref: o for o in run.outcomes}
+        records = latest_records(run.plane, report.session_id)  # whichever host ran it
         for status in statuses or ():
-            mine = records.get(status.ref)
+            record = records.get(status.ref) or {}
             report.tasks.append(
                 {
                     "ref": status.ref,
                     "state": status.state,
                     "agent": status.spec.get("agent"),
                     "reason": status.reason,
-                    "merge_commit": mine.merge_commit if mine else None,
-                    "files_changed": list(mine.files) if mine else [],
+                    "merge_commit": record.get("merge_commit"),
+                    "files_changed": list(record.get("files_changed") or ()),
                 }
             )
     with contextlib.suppress(gitwork.GitError):
