@@ -17,7 +17,6 @@ LIMIT = 500
 KNOWN_OVER: frozenset[str] = frozenset(
     {
         "board/views.py",
-        "teddy/format/preprocess.py",
     }
 )
 """Modules over the limit whose split is under way elsewhere."""

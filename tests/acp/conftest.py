@@ -6,8 +6,10 @@ PATH; without it, or without node, the acpx tests are skipped with the reason.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,56 @@ def _plankit_home(
 @pytest.fixture(scope="session")
 def schema() -> SchemaCheck:
     return SchemaCheck()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "hostile_peer: the test sends malformed messages on purpose; only what plankit "
+        "sends is checked against the schema",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _every_message_valid(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    schema: SchemaCheck,
+) -> Iterator[None]:
+    """Every ACP message a test exchanges through plankit's transport (``teddy acp``
+    and ``plankit acp run``, in this process or spawned, whoever the peer is) is traced
+    (``PLANKIT_ACP_TRACE``) and checked against the v1 schema after the test."""
+    from plankit.acp.wire import TRACE_VARIABLE
+
+    folder = tmp_path_factory.mktemp("acp-trace")
+    monkeypatch.setenv(TRACE_VARIABLE, str(folder))
+    yield
+    ours_only = request.node.get_closest_marker("hostile_peer") is not None
+    saved, schema.problems = schema.problems, []
+    try:
+        found = _check_traces(schema, folder, ours_only)
+    finally:
+        schema.problems = saved
+    assert found == [], f"messages not valid under the v1 schema: {found}"
+
+
+def _check_traces(check: SchemaCheck, folder: Path, ours_only: bool) -> list[str]:
+    for trace in sorted(folder.glob("*.jsonl")):
+        asked: dict[str, dict[object, str]] = {"in": {}, "out": {}}
+        for line in trace.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            direction, message = record["dir"], record["message"]
+            if "method" in message and "id" in message:
+                asked[direction][message["id"]] = message["method"]
+            if ours_only and direction == "in":
+                continue
+            if "method" in message:
+                check.check(message)
+            else:
+                other = "in" if direction == "out" else "out"
+                check.check(message, asked[other].get(message.get("id")))
+    return check.problems
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from tests.acp.kit import ROOT, TEDDY, SchemaCheck, create, execute, plan_text
+from tests.waiting import wait_until
 
 PLAN = plan_text(
     create("hello.py", 'print("hello from acpx")'),
@@ -81,9 +82,10 @@ def test_deny_all(acpx: tuple[list[str], dict[str, str]], project: Path) -> None
     assert result.returncode == 5, result.stdout + result.stderr
     assert not (project / "hello.py").exists()
     assert not (project / "out.txt").exists()
+    # rejected actions did not run: acpx must not show the plan as done
     assert plan_blocks(result.stdout)[-1] == [
-        "- [completed] CREATE hello.py: Make it. — rejected by the user",
-        "- [completed] EXECUTE python3 hello.py > out.txt: Run it. — rejected by the user",
+        "- [pending] CREATE hello.py: Make it.",
+        "- [pending] EXECUTE python3 hello.py > out.txt: Run it.",
     ]
     reports = list(project.glob(".teddy/*/01/report.md"))
     assert "Skipped 🟡 (rejected by the user)" in reports[0].read_text()
@@ -100,3 +102,46 @@ def test_acpx_json_transcript_is_valid_v1(
     for message in rpc:
         if "method" in message:
             check.check(message)
+
+
+def test_a_named_session_is_resumed_with_session_load(
+    acpx: tuple[list[str], dict[str, str]], project: Path, tmp_path: Path
+) -> None:
+    command, env = acpx
+    env = {**env, "PYTHONPATH": str(ROOT), "PLANKIT_HOME": os.environ["PLANKIT_HOME"]}
+    agent = shlex.join([*TEDDY, "acp"])
+    base = [*command, "--agent", agent, "--cwd", str(project), "--ttl", "1", "--approve-all"]
+    first, second = tmp_path / "first.md", tmp_path / "second.md"
+    first.write_text(plan_text(create("one.txt", "one"), title="First turn"))
+    second.write_text(plan_text(create("two.txt", "two"), title="Second turn"))
+
+    def acpx_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    created = acpx_run("sessions", "new", "--name", "work")
+    assert created.returncode == 0, created.stdout + created.stderr
+    done = acpx_run("prompt", "-s", "work", "-f", str(first))
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = next((Path(env["HOME"]) / ".acpx" / "sessions").glob("*.json"))
+
+    def agent_gone() -> bool:  # acpx stops the agent once idle for --ttl seconds
+        data = json.loads(record.read_text(encoding="utf-8"))
+        exited, prompted = data.get("last_agent_exit_at"), data.get("last_prompt_at")
+        return bool(exited and prompted and exited > prompted)
+
+    wait_until(agent_gone, "acpx to stop the idle agent")
+    resumed = acpx_run("--format", "json", "prompt", "-s", "work", "-f", str(second))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    methods = [
+        json.loads(line).get("method")
+        for line in resumed.stdout.splitlines()
+        if line.startswith("{")
+    ]
+    assert "session/load" in methods and "session/new" not in methods
+    sessions = list((project / ".teddy").iterdir())
+    assert len(sessions) == 1  # both prompts are turns of one TeDDy session
+    assert (sessions[0] / "01" / "report.md").is_file()
+    assert (sessions[0] / "02" / "report.md").is_file()
+    assert (project / "two.txt").read_text() == "two\n"

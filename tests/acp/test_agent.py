@@ -73,7 +73,8 @@ def test_initialize_and_new_session(project: Path, check: SchemaCheck) -> None:
     init, session_id = asyncio.run(main())
     assert init.protocol_version == 1
     assert init.agent_info.name == "teddy"
-    assert init.agent_capabilities.load_session is False
+    assert init.agent_capabilities.load_session is True
+    assert init.agent_capabilities.session_capabilities.list is not None
     assert session_id.split("-", 1)[1].startswith("acp-")
     assert not (project / ".teddy").exists()  # the first prompt creates the session
     commands = client.of_kind("available_commands_update")[0]["availableCommands"]
@@ -156,7 +157,12 @@ def test_rejected_action_is_skipped_and_the_rest_runs(project: Path, check: Sche
     assert not (project / "no.txt").exists()
     assert (project / "yes.txt").exists()
     assert client.rich() == ["rejected", "completed"]
-    assert client.plans()[-1][0] == ("CREATE no.txt: Make it. — rejected by the user", "completed")
+    # content stays as it was; the rejected entry did not run, so it is not completed
+    assert client.plans()[-1][0] == ("CREATE no.txt: Make it.", "pending")
+    assert client.of_kind("plan")[-1]["entries"][0]["_meta"]["plankit"]["reason"] == (
+        "rejected by the user"
+    )
+    assert {e[0] for plan in client.plans() for e in plan[:1]} == {"CREATE no.txt: Make it."}
     failed = [u for u in client.of_kind("tool_call_update") if u.get("status") == "failed"]
     assert failed[0]["toolCallId"] == "turn-01-1"
     text = report(project, session_id)
@@ -195,7 +201,8 @@ def test_allow_always_is_remembered_per_action_type_for_the_session(
     assert not (project / "one").exists()
     assert not (project / "two").exists()
     assert client.rich() == ["completed", "rejected", "completed"]
-    assert "always reject EXECUTE" in client.plans()[-1][1][0]
+    note = client.of_kind("plan")[-1]["entries"][1]["_meta"]["plankit"]["note"]
+    assert "always reject EXECUTE" in note
 
 
 def test_cancel_mid_execute_stops_the_command_and_the_report_records_it(
@@ -415,6 +422,7 @@ def test_every_update_we_send_is_a_valid_sdk_model(project: Path, check: SchemaC
         "tool_call",
         "tool_call_update",
         "agent_message_chunk",
+        "agent_thought_chunk",
         "available_commands_update",
     }
     for update in client.updates:

@@ -142,3 +142,65 @@ def test_the_client_stops_terminals_the_agent_left_running(tmp_path: Path) -> No
     # the client did not wait for the 300 s command: it stopped it and all it started
     for pid in leftovers(root):
         wait_until(lambda pid=pid: not alive(pid), f"process {pid} to be stopped")
+
+
+def test_hostile_terminal_requests_are_refused_in_one_line(tmp_path: Path) -> None:
+    from acp.schema import EnvVariable
+
+    from acp import RequestError
+
+    root = tmp_path / "project"
+    root.mkdir()
+
+    async def scenario() -> list[str]:
+        terminals = Terminals(root)
+        refused = []
+        for command, args, env in (
+            ("no-such-program-xyz", None, None),
+            ("echo\0x", None, None),
+            ("echo", ["a\0b"], None),
+            ("echo", None, [EnvVariable(name="A=B", value="1")]),
+            ("echo", None, [EnvVariable(name="A", value="x\0y")]),
+        ):
+            with pytest.raises(RequestError) as caught:
+                await terminals.create(command, args, env, None, None)
+            refused.append(str(caught.value.data["details"]))
+        await terminals.close()
+        return refused
+
+    for message in asyncio.run(scenario()):
+        assert "\n" not in message and message, message
+
+
+def test_a_terminal_keeps_bounded_output_whatever_the_limit_asked(tmp_path: Path) -> None:
+    from plankit.acp import host
+
+    root = tmp_path / "project"
+    root.mkdir()
+
+    async def scenario() -> dict[str, object]:
+        host.OUTPUT_CAP = 1000
+        try:
+            terminals = Terminals(root)
+            terminal = await terminals.create(
+                "bash", ["-c", "head -c 5000 /dev/zero | tr '\\0' x"], None, None, None
+            )
+            await terminals.wait(terminal)
+            out = await terminals.output(terminal)
+            await terminals.close()
+            return out
+        finally:
+            host.OUTPUT_CAP = 16 * 1024 * 1024
+
+    out = asyncio.run(scenario())
+    assert out["truncated"] is True and out["output"] == "x" * 1000
+
+
+def test_paths_through_a_linked_working_directory_are_inside(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    files = Files(tmp_path / "link")  # the working directory as the user named it
+    files.write(str(tmp_path / "link" / "a.txt"), "a\n")
+    assert (real / "a.txt").read_text() == "a\n"
+    assert files.read(str(real / "a.txt")) == "a\n"

@@ -154,7 +154,11 @@ def test_agentflow_tools_over_stdio(tmp_path: Path) -> None:
     ]
     assert errors("missing_arg") == [("argument-missing", "`reason` is required")]
     assert errors("bad_type") == [
-        ("argument-invalid", '`lease_seconds` must be a whole number, not the text "soon"')
+        (
+            "argument-invalid",
+            '`lease_seconds` must be a whole number, not the text "soon": '
+            "Seconds the claim lasts before another agent may take it",
+        )
     ]
     assert [code for code, _ in errors("bad_type2")] == ["argument-unknown", "argument-invalid"]
     assert seen["schemas"]["task_fail"]["additionalProperties"] is False

@@ -83,7 +83,11 @@ def test_every_argument_is_described_and_unknown_ones_are_refused(server: Any) -
         ),
         ("complete_task", {"step": "1.3", "force": True}, "unknown argument `force`"),
         ("block_task", {"step": "1.3"}, "argument-missing `reason` is required"),
-        ("complete_task", {"step": 1.3}, "`step` must be text, not the number 1.3"),
+        (
+            "complete_task",
+            {"step": 1.3},
+            "`step` must be text, not the number 1.3: Step number as written in the plan, e.g. 1.2",
+        ),
         (
             "set_task_status",
             {"step": "1.3", "status": "finished"},

@@ -6,7 +6,6 @@ imported."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -125,7 +124,7 @@ def test_every_error_has_one_shape_and_speaks_the_agents_words(tmp_path: Path, s
                 results.append((f"{tool.name} nulls", await client.call_tool(tool.name, nulls)))
             for name, spec in properties.items():
                 kinds = [o.get("type") for o in spec.get("anyOf", [spec])]
-                value = WRONG.get(str(kinds[0]), None)
+                value = WRONG.get(str(kinds[0]))
                 if value is None:
                     continue
                 args = {name: value}

@@ -84,6 +84,26 @@ def test_crash_after_the_report_before_the_next_turn(
     assert turn.rel("report.md") in recovered.next_turn.context_path.read_text()
 
 
+def test_crash_after_the_next_turn_appeared_before_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next turn's folder appears in one rename; a kill just after it leaves turn 01's
+    journal without its closed line. Recovery closes it, naming turn 02, and makes no
+    turn 03."""
+    turn = _turn(tmp_path)
+    monkeypatch.setattr(execute_module.Journal, "closed", killed)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    assert [t.name for t in turn.session.turns()] == ["01", "02"]
+    assert _events(turn)[-1] == "reported"
+    assert recover_session(turn.session) is None  # turn 02 is whole: nothing to redo
+    assert _events(turn)[-1] == "closed"
+    last = json.loads(turn.file(JOURNAL_FILE).read_text().splitlines()[-1])
+    assert last["next"] == "02"
+    assert [t.name for t in turn.session.turns()] == ["01", "02"]
+
+
 def test_crash_in_the_middle_of_an_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     turn = _turn(tmp_path)
     real = execute_module.run_action

@@ -21,20 +21,53 @@ and writes its report as ``session/cancel`` does.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import logging
-import secrets
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plankit.acp.contract import Planner, client_caps, initialize_result
-from plankit.acp.prompt import FoundPlan, PromptText, commands_update, find_plan, read_prompt
-from plankit.acp.turn import ClientCaps, SessionState, TurnRun, message_update, send_update
+from plankit.acp.prompt import (
+    FoundPlan,
+    PlanRefused,
+    PromptText,
+    commands_update,
+    find_plan,
+    read_prompt,
+    refused_blocks,
+)
+from plankit.acp.sessions import (
+    Silent,
+    create_session_of,
+    known_roots,
+    last_report,
+    load_project_config,
+    never_prompted,
+    pick_session,
+    plan_with,
+    project_root,
+    session_folder,
+    summary,
+    write_context,
+)
+from plankit.acp.turn import (
+    ClientCaps,
+    SessionState,
+    TurnRun,
+    message_update,
+    send_update,
+    thought_update,
+)
 from plankit.errors import InputError
+from plankit.jsonrpc import surrogate_problem
 
 if TYPE_CHECKING:
-    from acp.schema import InitializeResponse, NewSessionResponse, PromptResponse
+    from acp.schema import (
+        InitializeResponse,
+        ListSessionsResponse,
+        LoadSessionResponse,
+        NewSessionResponse,
+        PromptResponse,
+    )
 
     from plankit.teddy.run.outcome import Outcome
     from plankit.teddy.session.config import Config
@@ -53,8 +86,12 @@ NO_PLAN = (
 class TeddyAgent:
     """The ACP agent (an ``acp.Agent``); see the module documentation."""
 
-    def __init__(self, planner: Planner | None = None) -> None:
+    def __init__(self, planner: Planner | None = None, *, model: str | None = None) -> None:
         self.planner = planner
+        """A ``--planner`` plugin (used for every session)."""
+        self.model = model
+        """``--model``: plans plain requests (else TEDDY_MODEL or the session's project
+        config.yaml, read per session)."""
         self.conn: Any = None
         self.caps = ClientCaps()
         self.sessions: dict[str, SessionState] = {}
@@ -97,19 +134,90 @@ class TeddyAgent:
 
         from acp import RequestError
 
-        root = Path(cwd)
-        if not root.is_absolute() or not root.is_dir():
-            raise RequestError.invalid_params(
-                {"cwd": f"'{cwd}' is not an existing absolute directory"}
+        root = project_root(cwd)
+        if mcp_servers:
+            log.info(
+                "%d MCP server(s) offered and not used: TeDDy calls no tools", len(mcp_servers)
             )
         try:
-            session_id = await asyncio.to_thread(_pick_session, root)
+            session_id = await asyncio.to_thread(pick_session, root)
         except InputError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
         self.sessions[session_id] = SessionState(session_id, root)
         log.info("session %s in %s (created by its first prompt)", session_id, root)
         self._later(send_update(self.conn, session_id, commands_update()))
         return NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """Resume a TeDDy session of the project ``cwd``: its history is replayed as
+        updates (:mod:`.history`), then the next prompt is its next turn.  A session
+        that ``session/new`` opened and no prompt ever created (nothing on disk) comes
+        back as it was: empty."""
+        from acp.schema import LoadSessionResponse
+
+        from acp import RequestError
+        from plankit.acp.history import replay
+
+        root = project_root(cwd)
+        folder = session_folder(root, session_id)
+        unwritten = folder is None and never_prompted(root, session_id)
+        if folder is None and not unwritten:
+            raise RequestError.resource_not_found(f"{cwd}/.teddy/{session_id}")
+        current = self.sessions.get(session_id)
+        if current is not None and current.running:
+            raise RequestError.invalid_request(
+                {"details": "a prompt is running in this session; cancel it first"}
+            )
+        try:
+            await asyncio.to_thread(load_project_config, root)
+            updates = (
+                [] if folder is None else await asyncio.to_thread(lambda: list(replay(folder)))
+            )
+        except InputError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
+        except OSError as exc:
+            raise RequestError.invalid_params(
+                {"details": f"cannot read session {session_id}: {exc.strerror or exc}"}
+            ) from None
+        for update in updates:
+            await send_update(self.conn, session_id, update)
+        self.sessions[session_id] = SessionState(session_id, root, created=not unwritten)
+        log.info("session %s in %s loaded (%d updates replayed)", session_id, root, len(updates))
+        self._later(send_update(self.conn, session_id, commands_update()))
+        return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The TeDDy sessions of the project ``cwd`` (without one: of the projects of
+        this connection's sessions and of the directory the agent was started in),
+        the most recently changed first."""
+        from acp.schema import ListSessionsResponse, SessionInfo
+
+        from plankit.acp.history import session_info
+
+        roots = [project_root(cwd)] if cwd else known_roots(self.sessions.values())
+
+        def collect() -> list[dict[str, Any]]:
+            from plankit.teddy.session.layout import sessions
+
+            found = []
+            for root in roots:
+                try:
+                    found += [session_info(root, s.path) for s in sessions(root)]
+                except (InputError, OSError):
+                    continue
+            return sorted(found, key=lambda info: str(info["updatedAt"]), reverse=True)
+
+        infos = await asyncio.to_thread(collect)
+        return ListSessionsResponse(sessions=[SessionInfo.model_validate(i) for i in infos])
 
     def _later(self, coro: Any) -> None:
         """Run ``coro`` after the current response is sent."""
@@ -140,6 +248,25 @@ class TeddyAgent:
         state = self.sessions.get(session_id)
         if state is None:
             raise RequestError.invalid_params({"sessionId": f"unknown session '{session_id}'"})
+        refused = refused_blocks(prompt)
+        if refused:
+            raise RequestError.invalid_params(
+                {
+                    "details": f"TeDDy does not take {', '.join(sorted(set(refused)))} content "
+                    "(it advertises text, resource links and embedded resources only): "
+                    "send the request as text"
+                }
+            )
+        request = read_prompt(prompt)
+        problem = surrogate_problem(
+            {
+                "text": request.text,
+                "resources": list(request.embedded),
+                "links": list(request.links),
+            }
+        )
+        if problem is not None:  # it could be neither written to plan.md nor run
+            raise RequestError.invalid_params({"details": f"the prompt's {problem}"})
         if state.running:
             raise RequestError.invalid_request(
                 {"details": "a prompt is already running in this session; cancel it first"}
@@ -151,11 +278,11 @@ class TeddyAgent:
         try:
             if not state.created:
                 try:
-                    await asyncio.to_thread(_create_session, state)
+                    await asyncio.to_thread(create_session_of, state)
                 except InputError as exc:
                     raise RequestError.invalid_request({"details": str(exc)}) from None
                 state.created = True
-            await self._prompt(state, read_prompt(prompt))
+            await self._prompt(state, request)
         finally:
             state.running = False
         if state.cancel.is_set():
@@ -173,11 +300,17 @@ class TeddyAgent:
         if command is not None:
             await self._command(state, *command)
             return
-        found = find_plan(request, state.root)
-        if found is None and self.planner is not None:
-            planner = self.planner
+        try:
+            found = find_plan(request, state.root)
+        except PlanRefused as exc:
+            await self._say(state, f"{exc}.")
+            return
+        planner = self.planner
+        if found is None and planner is None:
+            planner = await self._model_planner(state)
+        if found is None and planner is not None:
             try:
-                text = await asyncio.to_thread(_plan_with, planner, request.text, state)
+                text = await asyncio.to_thread(plan_with, planner, request.text, state)
             except Exception as exc:  # a planner's failure is the user's to see
                 await self._say(state, f"The planner failed: {exc}")
                 return
@@ -186,6 +319,23 @@ class TeddyAgent:
             await self._say(state, NO_PLAN)
             return
         await self._execute(state, found)
+
+    async def _model_planner(self, state: SessionState) -> Planner | None:
+        """The model planner of the session's project, streaming the model's answer to
+        the client as message chunks; None when no model is set there."""
+        from plankit.acp.planning import StreamingPlanner, session_model
+
+        try:
+            model = await asyncio.to_thread(session_model, state.root, self.model)
+        except InputError as exc:
+            await self._say(state, f"The project's configuration is broken: {exc}")
+            return None
+        if model is None:
+            return None
+        loop = asyncio.get_running_loop()
+        return StreamingPlanner(
+            self.model, lambda chunk: self._send(state, loop, message_update(chunk))
+        )
 
     async def _plan_text(self, state: SessionState, found: FoundPlan) -> str | None:
         if found.text is not None:
@@ -236,7 +386,7 @@ class TeddyAgent:
                 turn,
                 outcome,
                 config,
-                model=getattr(self.planner, "model", None),
+                model=self.model,
                 send=lambda update: self._send(state, loop, update),
                 execute=run_turn,
                 cancel=state.cancel,
@@ -284,6 +434,8 @@ class TeddyAgent:
                 label=f"turn-{turn.name}",
                 gone=self.gone,
             )
+            if plan.rationale.strip():
+                run.send(thought_update(plan.rationale.strip()))
             run.send_plan()
             runtime = Runtime(
                 state.root,
@@ -299,7 +451,7 @@ class TeddyAgent:
         outcome = execute_turn(
             turn,
             approver=AutoApprover(),
-            chat=run if run is not None else _Silent(),
+            chat=run if run is not None else Silent(),
             config=config,
             runtime=runtime,
         )
@@ -323,10 +475,10 @@ class TeddyAgent:
         elif name == "parse":
             await self._parse(state, argument)
         elif name == "context":
-            message = await asyncio.to_thread(_write_context, state)
+            message = await asyncio.to_thread(write_context, state)
             await self._say(state, message)
         elif name == "report":
-            await self._say(state, await asyncio.to_thread(_last_report, state))
+            await self._say(state, await asyncio.to_thread(last_report, state))
 
     async def _parse(self, state: SessionState, argument: str) -> None:
         from plankit.acp.entries import plan_update, teddy_entries
@@ -352,101 +504,3 @@ class TeddyAgent:
         for state in self.sessions.values():
             if state.cancel is not None:
                 state.cancel.set()
-
-
-class _Silent:
-    """CHAT_WITH_USER responder for a plan that failed to parse (nothing runs)."""
-
-    def reply(self, message: str) -> str | None:
-        return None
-
-
-def _pick_session(root: Path) -> str:
-    """A new session's id (``YYYYMMDD-acp-xxxxxx``), not yet on disk.
-
-    The configuration is read now so that a broken ``.teddy/config.yaml`` is reported
-    by ``session/new``; nothing is written until the session's first prompt.
-    """
-    from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import sessions
-
-    load_config(root)
-    taken = {session.name[9:] for session in sessions(root)}
-    for _ in range(5):
-        name = f"acp-{secrets.token_hex(3)}"
-        if name not in taken:
-            return f"{_dt.date.today():%Y%m%d}-{name}"
-    raise InputError("could not pick a new session name; try again", code="session-exists")
-
-
-def _create_session(state: SessionState) -> None:
-    """Create the TeDDy session of ``state`` (its first prompt arrived)."""
-    from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import create_session
-    from plankit.teddy.session.prompts import agent_name, get_prompt
-
-    config = load_config(state.root)
-    prompt = get_prompt(config.default_agent, state.root)
-    agent = agent_name(prompt, config.default_agent)
-    day = _dt.datetime.strptime(state.session_id[:8], "%Y%m%d").date()
-    create_session(state.root, state.session_id[9:], prompt, agent, today=day)
-
-
-def _plan_with(planner: Planner, text: str, state: SessionState) -> str:
-    from plankit.teddy.session.layout import find_session
-
-    return planner(text, find_session(state.root, state.session_id).latest())
-
-
-def _write_context(state: SessionState) -> str:
-    from plankit.teddy.context.payload import build_payload
-    from plankit.teddy.session.config import load_config
-    from plankit.teddy.session.layout import find_session
-    from plankit.textio import write_text_atomic
-
-    try:
-        config = load_config(state.root)
-        session = find_session(state.root, state.session_id)
-        turn = session.latest()
-        text = build_payload(
-            state.root,
-            session.path,
-            turn.path,
-            max_file_bytes=config.context_max_file_bytes,
-            protected_read=config.protected_read,
-        )
-    except InputError as exc:
-        return f"The context could not be built: {exc}"
-    write_text_atomic(turn.file("input.md"), text)
-    lines = text.count("\n")
-    return f"Wrote `{turn.rel('input.md')}` ({lines} lines)."
-
-
-def _last_report(state: SessionState) -> str:
-    from plankit.teddy.session.layout import find_session
-
-    for turn in reversed(find_session(state.root, state.session_id).turns()):
-        if turn.report_path.is_file():
-            return turn.report_path.read_text(encoding="utf-8")
-    return "No turn of this session has been executed yet."
-
-
-def summary(outcome: Outcome, run: TurnRun | None, report: str) -> str:
-    """The agent message that closes a turn: the status, the counts, the report."""
-    from plankit.teddy.run.report import Status
-
-    if outcome.status is None:
-        return outcome.message or "Nothing was executed."
-    if outcome.status is Status.VALIDATION_FAILED:
-        from plankit.teddy.run.report import error_item
-        from plankit.teddy.run.validate import describe
-
-        problems = "\n".join(error_item(e) for e in describe(outcome.validation))
-        return f"{outcome.status}: the plan was not run.\n{problems}\n\nReport: `{report}`"
-    counts = run.counts() if run is not None else {}
-    total = len(run.statuses) if run is not None else 0
-    parts = [f"{counts.get('completed', 0)} of {total} actions completed"]
-    for status in ("failed", "rejected", "cancelled", "skipped"):
-        if counts.get(status):
-            parts.append(f"{counts[status]} {status}")
-    return f"{outcome.status}: {', '.join(parts)}. Report: `{report}`"

@@ -308,7 +308,7 @@ async def agent_process(
     """Start the agent in a new session and connect to it over its stdio; on the way
     out, close its stdin and give it :data:`AGENT_EXIT_WAIT` seconds to finish."""
     from acp import connect_to_agent
-    from plankit.acp.wire import LineTransport
+    from plankit.acp.wire import LineTransport, notification_screen
     from plankit.jsonrpc import MAX_LINE_BYTES
 
     program = shutil.which(command[0]) or command[0]
@@ -324,7 +324,11 @@ async def agent_process(
         limit=MAX_LINE_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
-    transport = LineTransport(process.stdout, process.stdin)
+    transport = LineTransport(
+        process.stdout,
+        process.stdin,
+        screen=notification_screen({"session/update": ("sessionId",)}),
+    )
     conn = connect_to_agent(client, transport, observers=observers)
     try:
         yield conn, process

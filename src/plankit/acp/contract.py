@@ -37,13 +37,15 @@ def version() -> str:
 
 
 def initialize_result() -> dict[str, Any]:
-    """TeDDy's answer to ``initialize`` (JSON form): protocol 1, no session loading,
-    embedded context in prompts, no authentication."""
+    """TeDDy's answer to ``initialize`` (JSON form): protocol 1, ``session/load`` and
+    ``session/list``, embedded context in prompts (no image, no audio), no MCP, no
+    authentication."""
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
-            "loadSession": False,
+            "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}},
         },
         "authMethods": [],
         "agentInfo": {"name": AGENT_NAME, "title": "TeDDy (plankit)", "version": version()},

@@ -12,8 +12,8 @@ session of its own, below the same supervisor as ``teddy execute``'s commands
 (:class:`plankit.teddy.run.shell.Launch`): when the terminal is killed or released,
 or the client ends, the command and everything it started (``cmd &``, ``setsid``,
 ``nohup``, double forks) are stopped, SIGTERM then SIGKILL.  Their output (stdout and
-stderr merged) is kept up to ``outputByteLimit`` bytes, cut from the beginning on a
-character boundary.
+stderr merged) is kept up to ``outputByteLimit`` bytes (at most 16 MiB), cut from the
+beginning on a character boundary.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ class Files:
         if "\0" in path or not Path(path).is_absolute():
             raise _refuse(f"'{path}' is not an absolute path")
         base = os.path.realpath(self.root)
-        normal = inside(base, os.path.normpath(path))
-        if normal is None:
+        normal = os.path.normpath(path)
+        if inside(base, normal) is None and inside(os.path.abspath(self.root), normal) is None:
             raise _refuse(f"'{path}' is outside the working directory {self.root}; refused")
         real = inside(base, os.path.realpath(normal))
         if real is None or real == base:
@@ -122,6 +122,11 @@ class _Terminal:
     watcher: asyncio.Task[None] | None = None
 
 
+OUTPUT_CAP = 16 * 1024 * 1024
+"""The most output a terminal keeps (its last bytes), whatever ``outputByteLimit``
+asks: an agent cannot make the client hold a command's output without bound."""
+
+
 class Terminals:
     """The ``terminal/*`` methods."""
 
@@ -155,6 +160,9 @@ class Terminals:
     ) -> str:
         """Start the command; its terminal id."""
         workdir = self._workdir(cwd)
+        if "\0" in command or any("\0" in a for a in args or ()):
+            raise _refuse("a terminal command or argument holds a NUL character")
+        limit = OUTPUT_CAP if limit is None or limit > OUTPUT_CAP else max(limit, 0)
         extra = {item.name: item.value for item in env or ()}
         environ = {**os.environ, **extra}
         found = shutil.which(command, path=environ.get("PATH")) if os.sep not in command else None
@@ -173,9 +181,10 @@ class Terminals:
                 start_new_session=True,
                 pass_fds=launch.pass_fds,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL or '=' in a name
             launch.close()
-            raise _refuse(f"cannot run '{command}': {exc.strerror or exc}") from None
+            message = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise _refuse(f"cannot run '{command}': {message}") from None
         launch.spawned(process.pid)
         terminal_id = uuid.uuid4().hex
         term = _Terminal(process, launch, limit)

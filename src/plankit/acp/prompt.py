@@ -4,7 +4,8 @@ A prompt runs a plan when:
 
 1. its text is a TeDDy plan (a ``# Title`` first and an ``## Action Plan`` heading);
 2. it embeds a resource whose text is a plan (an editor's attached file);
-3. it links a ``file://`` resource ending in ``.md`` (an editor's @-mention);
+3. it links a ``file://`` resource ending in ``.md`` inside the project (an editor's
+   @-mention; one outside the project is refused, as ``/execute ../x.md`` is);
 4. a word of its text names a ``.md`` file of the project (``run plans/fix.md``).
 
 Otherwise a planner, when one is plugged in, writes the plan from the text.
@@ -142,8 +143,24 @@ class FoundPlan:
     """For messages: ``the prompt``, a URI or a path."""
 
 
+class PlanRefused(ValueError):
+    """A prompt names a plan TeDDy will not run (a linked file outside the project)."""
+
+
+ACCEPTED = ("text", "resource_link", "resource")
+"""The content block types ``teddy acp`` takes (it advertises no image or audio)."""
+
+
+def refused_blocks(blocks: Sequence[Any]) -> list[str]:
+    """The types of the blocks TeDDy did not advertise (``image``, ``audio`` …)."""
+    return [
+        str(getattr(b, "type", "?")) for b in blocks if getattr(b, "type", None) not in ACCEPTED
+    ]
+
+
 def find_plan(prompt: PromptText, root: Path) -> FoundPlan | None:
-    """The plan a prompt gives or names (see the module documentation), or None."""
+    """The plan a prompt gives or names (see the module documentation), or None.
+    :class:`PlanRefused` for a link to a plan outside the project."""
     if looks_like_plan(prompt.text):
         return FoundPlan(prompt.text, None, "the prompt")
     for uri, text in prompt.embedded:
@@ -152,7 +169,14 @@ def find_plan(prompt: PromptText, root: Path) -> FoundPlan | None:
     for uri in prompt.links:
         path = file_of(uri)
         if path is not None and path.suffix.lower() == ".md":
-            return FoundPlan(None, path, str(path))
+            inside = plan_path(str(path), root)
+            if inside is None:
+                raise PlanRefused(
+                    f"the linked plan {uri} is not a .md file inside the project {root}; "
+                    "refused (as `/execute` refuses it): move it into the project, or send "
+                    "its text"
+                )
+            return FoundPlan(None, inside, str(inside))
     for word in prompt.text.split():
         path = plan_path(word, root)
         if path is not None:

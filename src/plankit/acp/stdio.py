@@ -127,17 +127,25 @@ async def _run(agent: Any, protocol_out: int, pending: bytes) -> None:
     from typing import cast
 
     from acp import Agent, run_agent
-    from plankit.acp.wire import LineTransport
+    from plankit.acp.wire import LineTransport, notification_screen
 
     reader, writer = await _streams(protocol_out, pending)
-    transport = LineTransport(reader, writer, on_eof=agent.disconnected, settle=SETTLE_SECONDS)
+    transport = LineTransport(
+        reader,
+        writer,
+        on_eof=agent.disconnected,
+        settle=SETTLE_SECONDS,
+        screen=notification_screen({"session/cancel": ("sessionId",)}),
+    )
     try:
         await run_agent(cast(Agent, agent), transport)
     finally:
         agent.shutdown()
 
 
-def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
+def serve(
+    planner: Planner | None = None, *, model: str | None = None, verbose: bool = False
+) -> None:
     """Run ``teddy acp`` until the client closes stdin."""
     import asyncio
 
@@ -160,7 +168,7 @@ def serve(planner: Planner | None = None, *, verbose: bool = False) -> None:
     from plankit.acp.agent import TeddyAgent
     from plankit.acp.turn import ClientCaps
 
-    agent = TeddyAgent(planner)
+    agent = TeddyAgent(planner, model=model)
     if caps is not None:
         agent.caps = ClientCaps(*caps)
     asyncio.run(_run(agent, protocol_out, pending))

@@ -50,6 +50,8 @@ _MODELS = {
     "tool_call": "ToolCallStart",
     "tool_call_update": "ToolCallProgress",
     "agent_message_chunk": "AgentMessageChunk",
+    "agent_thought_chunk": "AgentThoughtChunk",
+    "user_message_chunk": "UserMessageChunk",
     "available_commands_update": "AvailableCommandsUpdate",
 }
 
@@ -81,6 +83,16 @@ async def send_update(conn: Any, session_id: str, update: Mapping[str, Any]) -> 
 def message_update(text: str) -> dict[str, Any]:
     """An ``agent_message_chunk`` with ``text``."""
     return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+
+
+def thought_update(text: str) -> dict[str, Any]:
+    """An ``agent_thought_chunk`` with ``text`` (a plan's Rationale)."""
+    return {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}
+
+
+def user_update(text: str) -> dict[str, Any]:
+    """A ``user_message_chunk`` with ``text`` (a prompt, replayed by ``session/load``)."""
+    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +219,9 @@ class TurnRun:
         self.tool_ids = [f"{label}-{i + 1}" for i in range(count)]
         self.announced: set[int] = set()
         self.keep: dict[int, list[dict[str, Any]]] = {}
+        self.shown: dict[int, list[dict[str, Any]]] = {}
+        """Each announced tool call's content (the diff, the command): repeated in its
+        permission request, for clients that show only the request."""
         self.terminals: set[int] = set()
         self.current: int | None = None
         self.chat_ended = False
@@ -327,6 +342,7 @@ class TurnRun:
         )
         if after is not None:
             self.keep[index] = list(update.get("content", []))
+        self.shown[index] = list(update.get("content", []))
         self.send(update)
         self.announced.add(index)
 
@@ -354,6 +370,7 @@ class TurnRun:
                         "title": action_title(action),
                         "kind": tools.tool_kind(action),
                         "status": "pending",
+                        **({"content": self.shown[index]} if self.shown.get(index) else {}),
                     }
                 ),
                 options=[

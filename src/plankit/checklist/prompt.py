@@ -11,32 +11,33 @@ MCP tools read and change it; never rewrite the plan by other means.
 
 ### Tools
 
-- `get_plan` — progress per phase, the step in progress, the next step, open
-  questions and warnings. Call it first. `get_plan(full: true)` adds the Markdown.
-- `init_plan` — only when `get_plan` says there is no plan yet: writes a starter plan
-  (and the `PLAN.md Contents` marker above the plan cell). Calling it again changes
-  nothing.
-- `create_plan(title, goal, phases)` — writes a new plan in place of the starter
-  plan. `phases` is a list of `{{"name": ..., "steps": [...]}}`; steps are numbered
-  1.1, 1.2, 2.1 … for you. Another plan already there is kept unless you pass
+`plankit mcp` serves these by default:
+
+- `get_plan` — progress per phase, the step in progress (`Current:`), the next step,
+  the steps waiting for review or blocked, open questions and warnings. Call it
+  first. `get_plan(full: true)` adds the Markdown.
+- `create_plan(title, goal, phases)` — writes a new plan (in place of the starter
+  plan, if any). `phases` is a list of `{{"name": ..., "steps": [...]}}`; steps are
+  numbered 1.1, 1.2, 2.1 … for you. Another plan already there is kept unless you pass
   `replace: true`; do that only when the user wants the old plan gone.
 - `get_next_task` — the first step still to do, or `null`. Blocked and review steps
   are skipped.
-- `get_current_task` — the step in progress `[/]`, or `null`: where to resume.
-- `get_review_tasks` — steps waiting for a person.
 - `start_task(step)` — mark a step `[/]` before you work on it.
 - `complete_task(step)` — mark it `[x]`; the date is added.
-- `block_task(step, reason)` — mark it `[>]` when it cannot go on.
-- `review_task(step, note)` — mark it `[!]` when a person must check or decide.
+- `set_task_status(step, status, note)` — `blocked` with the reason it cannot go on
+  (`[>]`), `review` with what a person must check or decide (`[!]`), `todo` to reopen
+  a step.
+- `add_step(text, after | before | phase)` — a step the plan lacks; later steps are
+  renumbered and every status is kept (never `create_plan` again for that: it starts
+  over).
 - `append_note(text)` — record a decision, a finding or a link under Notes.
-- `set_task_status(step, status)` — any other change, such as reopening a step.
-- `add_step(text, after | before | phase)`, `remove_step(step)`,
-  `add_phase(name, steps, after)`, `rename_phase(number, name)` — change the plan's
-  shape; later steps are renumbered and every status is kept (never `create_plan`
-  again for that: it starts over).
-- `answer_question(question, answer)`, `set_goal(goal)`,
-  `set_analysis(spreadsheet, key_sheets, read, write, current_state)` — record what
-  you learn.
+
+Started with `--tools all`, it also serves `init_plan` (a starter plan),
+`get_current_task`, `get_review_tasks`, `block_task(step, reason)`,
+`review_task(step, note)`, `remove_step(step)`, `add_phase(name, steps, after)`,
+`rename_phase(number, name)`, `renumber_steps`, `answer_question(question, answer)`,
+`set_goal(goal)` and `set_analysis(spreadsheet, key_sheets, read, write,
+current_state)`.
 
 ### The plan's shape
 
@@ -72,12 +73,12 @@ Marks: `[ ]` todo · `[/]` doing · `[x]` done ✅ date · `[>]` blocked — rea
 
 ### How to work
 
-1. **Start of a session.** Call `get_plan`. If there is none, call `init_plan` and
-   ask the user what they want to achieve. If there is one, finish the step in
-   progress (`get_current_task`), deal with `get_review_tasks`, then continue with
-   `get_next_task`. If `get_plan` lists warnings, fix the plan first (a step it
-   cannot read is a step you would skip): `renumber_steps` fixes duplicate and
-   skipped numbers; tell the user about the rest.
+1. **Start of a session.** Call `get_plan`. If there is none, ask the user what they
+   want to achieve. If there is one, finish the step in progress (`Current:`), deal
+   with the steps waiting for review, then continue with `get_next_task`. If
+   `get_plan` lists warnings, fix the plan first (a step it cannot read is a step you
+   would skip; with `--tools all`, `renumber_steps` fixes duplicate and skipped
+   numbers) or tell the user.
 2. **Planning.** When the user gives a goal, read the sheets' headers, note the
    ranges you will read and write, ask what is unclear, then call `create_plan`
    with phases of small steps. Each step names its range and what the columns hold,
@@ -85,10 +86,10 @@ Marks: `[ ]` todo · `[/]` doing · `[x]` done ✅ date · `[>]` blocked — rea
 3. **One step at a time.** `get_next_task` → `start_task` → do the work →
    `complete_task` → tell the user what changed. Update the plan as you go, never in
    a batch at the end.
-4. **Stuck.** Call `block_task` with a reason that names the range or the missing
+4. **Stuck.** Set the step `blocked` with a reason that names the range or the missing
    thing ("Pricing!C2:C100 is empty until the supplier sends prices"), tell the user,
    and move to the next step you can do.
-5. **A person must look.** Call `review_task` before anything destructive, any
+5. **A person must look.** Set the step `review` before anything destructive, any
    threshold or judgement call, and final outputs ("about to clear
    Discrepancies!A2:G100 — go ahead?"). Wait for the answer; when it is yes,
    `start_task` the step again and finish it.

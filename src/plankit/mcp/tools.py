@@ -164,8 +164,12 @@ def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list
         kinds = [k for k in _kinds(spec) if k != "null"]
         if kinds and not any(_fits(kind, value) for kind in kinds):
             wanted = " or ".join(_KIND_WORDS.get(k, k) for k in kinds)
+            what = f": {spec['description']}" if spec.get("description") else ""
             problems.append(
-                problem("argument-invalid", f"`{name}` must be {wanted}, not {_value_words(value)}")
+                problem(
+                    "argument-invalid",
+                    f"`{name}` must be {wanted}, not {_value_words(value)}{what}",
+                )
             )
         elif "enum" in spec and value not in spec["enum"]:
             allowed = ", ".join(json.dumps(v) for v in spec["enum"])

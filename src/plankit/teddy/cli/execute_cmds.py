@@ -217,11 +217,7 @@ def acp_command(planner: str | None, model: str | None, verbose: bool) -> None:
 
     try:
         loaded: AcpPlanner | None = load_planner(planner) if planner else None
-        if loaded is None:
-            from plankit.teddy.planning.turn import default_turn_planner
-            from plankit.workspace import find_root
-
-            loaded = default_turn_planner(find_root() or Path.cwd(), model)
     except InputError as exc:
         fail(str(exc))
-    serve(loaded, verbose=verbose)
+    # the model and the configuration are read per session, from the session's project
+    serve(loaded, model=model, verbose=verbose)

@@ -350,11 +350,14 @@ class ModelPlanner:
         retry: Retry | None = None,
         err: TextIO | None = None,
         live: bool | None = None,
+        on_chunk: Callable[[str], None] | None = None,
     ) -> None:
         self.model = model
         self.retry = retry
         self.err = err
         self.live = live
+        self.on_chunk = on_chunk
+        """Told each piece of the answer as it arrives (``teddy acp`` streams it)."""
 
     @property
     def name(self) -> str:
@@ -386,6 +389,8 @@ class ModelPlanner:
                 for chunk in response:
                     chunks.append(chunk)
                     status.received(chunk)
+                    if self.on_chunk is not None:
+                        self.on_chunk(chunk)
                 usage = response.usage()
             except KeyboardInterrupt:
                 status.clear()

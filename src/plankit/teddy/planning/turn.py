@@ -276,47 +276,6 @@ def choose_planner(
         return by_hand()
 
 
-class TurnPlanner:
-    """``(request text, turn) → plan Markdown`` with a model: ``teddy acp``'s planner.
-
-    Plans the turn like ``teddy plan -m TEXT`` (context payload, model, unwrapping,
-    the fence sanitizer, plan.md saved) and returns the saved plan.  The model is the
-    one named when the planner was made, else ``TEDDY_MODEL`` or the project's
-    config.yaml.  Never falls back to manual mode: under ACP, stdin is the protocol.
-    """
-
-    def __init__(self, model: str | None = None) -> None:
-        self.model = model
-
-    def __call__(self, text: str, turn: Turn) -> str:
-        from plankit.teddy.session.config import load_config
-
-        config = load_config(turn.session.root)
-        planner = choose_planner(
-            model=self.model, manual=False, config=config, manual_fallback=False
-        )
-        if planner is None:
-            raise PlanningError(
-                "no model is set: start `teddy acp --model NAME`, set TEDDY_MODEL, or put "
-                "`model:` in .teddy/config.yaml (or send a TeDDy plan instead)",
-                code="no-model",
-            )
-        planned = plan_turn(turn, text, planner, config, replace_plan=True)
-        return planned.plan_path.read_text(encoding="utf-8")
-
-
-def default_turn_planner(root: Path, model: str | None = None) -> TurnPlanner | None:
-    """``teddy acp``'s planner for plain requests: a :class:`TurnPlanner` when a model is
-    named (``model``, ``TEDDY_MODEL`` or the project's config.yaml), else None (the
-    client then has to send plans)."""
-    from plankit.teddy.planning.models import configured_model
-    from plankit.teddy.session.config import load_config
-
-    if configured_model(model, load_config(root).model) is None:
-        return None
-    return TurnPlanner(model)
-
-
 def next_step(turn: Turn) -> str:
     """What ``teddy resume`` does with the session's latest ``turn``: ``"execute"`` its
     plan (it has plan.md and no report.md) or ``"plan"`` it; a turn that was executed

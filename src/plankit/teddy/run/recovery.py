@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from plankit.errors import PlanError
+from plankit.errors import PlanError, PlankitError
 from plankit.teddy.format.model import Plan
 from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.run.journal import (
@@ -166,9 +166,34 @@ def recover_session(session: Session) -> Outcome | None:
     except Timeout:
         return None  # a live execute owns the turn
     try:
-        return finish_from_journal(session.latest())
+        latest = session.latest()
+        _close_behind(latest)
+        return finish_from_journal(latest)
     finally:
         lock.release()
+
+
+def _close_behind(latest: Turn) -> None:
+    """A kill between the next turn's folder appearing (one rename) and the ``closed``
+    line leaves the previous turn's journal open behind a complete turn: the turn is
+    over, so its journal is closed, naming the turn that continues it."""
+    try:
+        parent = latest.meta().parent_turn_id
+    except (PlankitError, OSError):  # no readable meta.yaml: not a turn TeDDy made whole
+        return
+    if parent is None or parent == latest.name:
+        return
+    path = latest.session.path / parent / JOURNAL_FILE
+    if not path.is_file():
+        return
+    state = replay(path)
+    if state.closed or not state.reported:
+        return
+    journal = Journal(Turn(latest.session, parent))
+    try:
+        journal.closed(latest.name)
+    finally:
+        journal.close()
 
 
 def open_session(root: Path, name: str | None = None) -> tuple[Session, Outcome | None]:
