@@ -96,9 +96,8 @@ def _check_remote(root: str, remote: str) -> None:
 
 
 def _finish(report: Report, run: Run) -> None:
-    from plankit.agentflow.records import ControlError
-
     from plankit.agentflow.evidence import latest_records
+    from plankit.agentflow.records import ControlError
 
     with contextlib.suppress(ControlError):
         _, statuses = run.plane.progress(report.session_id)
