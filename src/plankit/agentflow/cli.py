@@ -18,6 +18,7 @@ Host side::
     agentctl prompt overseer
     agentctl gc --older-than DAYS
     agentctl mcp
+    agentctl run GOAL | worker     (added by plankit.orchestrate.cli: agents run by agentflow)
 
 Each command parses its options, calls one :class:`~plankit.agentflow.plane.ControlPlane`
 method and formats the result.  Exit codes: 0 success, 1 invalid input or a failed
