@@ -39,6 +39,7 @@ def test_ctrl_c_cancels_the_agents_and_releases_the_claims(project: Project) -> 
     def renewed() -> bool:
         stuck = project.tasks(session)["stuck"]
         assert stuck["state"] == "claimed" and stuck["claims"] == 1
+        assert stuck["holder"] == stuck["evidence"]["worker"]  # who runs it, for the board
         leases.add(stuck["lease_expires_at"])
         return len(leases) >= 3
 

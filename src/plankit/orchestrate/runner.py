@@ -145,7 +145,10 @@ async def worker_loop(run: Run, number: int) -> None:
 
     while not run.stop.is_set():
         try:
-            claimed = await _call(run.plane.claim, run.session_id, lease=run.lease)
+            claimed = await _call(
+                run.plane.claim, run.session_id, lease=run.lease,
+                holder=f"{run.worker_name}/{number}",
+            )  # fmt: skip
         except ControlError as exc:
             if exc.rule == "session-ended":
                 return
