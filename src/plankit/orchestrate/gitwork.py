@@ -51,6 +51,9 @@ def git(
             text=True,
             stdin=subprocess.DEVNULL,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+            # A terminal's Ctrl-C is the run's to handle: a merge half done by a git
+            # killed with it would fail a finished task.
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise GitError("git is not installed; agentctl run needs it for worktrees") from None
