@@ -20,6 +20,7 @@ BENCHMARKS = [
     ("bench_parse", 15, 5),
     ("bench_parse_memory", 9, 3),
     ("bench_preprocess", 9, 3),
+    ("bench_answers", 5, 2),
     ("bench_startup", 30, 20),
     ("bench_offline_plan", 20, 10),
     ("bench_execute", 7, 3),

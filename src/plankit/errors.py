@@ -5,15 +5,30 @@ The exception tree::
     PlankitError                  anything plankit raises on purpose
     ├── InputError                input the user can fix: a missing file, bytes that are not
     │                             UTF-8, a file too large; names the place and the fix
-    └── PlanError                 a plan that does not fit its format; carries every
-                                  Diagnostic found in one pass
+    │                             (most packages' own errors derive from it)
+    ├── PlanError                 a plan that does not fit its format; carries every
+    │                             Diagnostic found in one pass
+    ├── ControlError              the agentflow control plane refuses (a rule and a message)
+    ├── PlanDirError              invalid agentflow plan directories (every problem)
+    ├── FrontMatterError          front matter that cannot be read (agentflow, with its line)
+    ├── EditFailed                a FIND that cannot be applied (teddy.run.edits; its code
+    │                             and the diff against the closest region)
+    ├── GitFailed                 a git command of a checkpoint failed (teddy.run.gitcmd)
+    ├── PreviewError              a change made in a preview that cannot become an action
+    └── StoreError, FetchError    a checklist store / a context URL that failed
 
-A :class:`Diagnostic` is one problem in a document: a stable ``code`` a program can
-match on, a ``message`` that says what was expected and what was found, the 1-based
-``line`` it is on and, when known, the ``file``.  Command-line tools print it as
-``FILE:LINE: CODE message``; every ``--json`` output (``teddy``, ``plankit checklist``,
-``agentctl``) and every MCP tool that returns errors as JSON prints it through
-:func:`diagnostic_json` as::
+Every exception plankit raises on purpose is in this tree (``tests/test_errors.py``
+holds it): a command catches :class:`PlankitError` and prints one line, never a
+traceback.
+
+A :class:`Diagnostic` is one problem in a document, the only shape problems take in
+plankit (a TeDDy plan's parse and pre-flight problems, a checklist's, an agentflow
+plan directory's): a stable ``code`` a program can match on, a ``message`` that says
+what was expected and what was found, the 1-based ``line`` it is on (0: the whole
+document) and, when known, the ``file``; a ``detail`` may add lines (a diff).
+Command-line tools print it as ``FILE:LINE: CODE message``; every ``--json`` output
+(``teddy``, ``plankit checklist``, ``agentctl``) and every MCP tool that returns
+errors as JSON prints it through :func:`diagnostic_json` as::
 
     {"code": "...", "message": "...", "line": 12, "file": "plan.md"}
 
@@ -59,6 +74,9 @@ class Diagnostic:
     """What was expected and what was found, with a fix when one is likely."""
     file: str | None = None
     """The document the problem is in, when the diagnostic carries it."""
+    detail: str = ""
+    """What more than one line says, shown after it: for a FIND that matches nowhere,
+    the unified diff of the file's closest region against it.  Not in the JSON form."""
 
     def _key(self) -> tuple[int, str, str, str]:
         return (self.line, self.code, self.message, self.file or "")
@@ -84,6 +102,18 @@ class Diagnostic:
         if self.line > 0:
             return f"{where}:{self.line}: {self.code} {self.message}"
         return f"{where}: {self.code} {self.message}"
+
+    def by_file(self) -> tuple[str, int, str, str]:
+        """A sort key by file, then line (whole-file problems first), code and message:
+        the order of reports that span several files."""
+        return (self.file or "", self.line, self.code, self.message)
+
+    def describe(self) -> str:
+        """``line N: CODE message`` (without ``line N:`` for the whole document), then
+        :attr:`detail` on the lines after it: how a report and a re-plan message show it."""
+        where = f"line {self.line}: " if self.line > 0 else ""
+        head = f"{where}{self.code} {self.message}"
+        return f"{head}\n{self.detail}" if self.detail else head
 
     def to_json(self, file: str | None = None) -> dict[str, object]:
         """The JSON form (:func:`diagnostic_json`); ``file`` is used when the diagnostic

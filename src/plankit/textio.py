@@ -73,13 +73,53 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> TextFil
     return TextFile(text, bom)
 
 
+def read_bytes_limited(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The bytes of the regular file at ``path`` (a symbolic link is followed), never
+    more than ``max_bytes``.
+
+    The file is opened without blocking and checked on the descriptor opened, so a FIFO,
+    a socket or a device (``/dev/zero``) is refused instead of waited on or read for
+    ever, even one swapped in after a check by name.  Raises :class:`OSError`:
+    :class:`FileNotFoundError`, :class:`IsADirectoryError`, ``EINVAL`` for a file that is
+    not a regular file, ``EFBIG`` for one over ``max_bytes``; ``strerror`` says which,
+    in words."""
+    flags = os.O_RDONLY | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(os.fspath(path), flags)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket or a device)")
+        if st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{_size(st.st_size)}, over the {_size(max_bytes)} limit")
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    if left <= 0:  # it grew since the fstat
+        raise OSError(errno.EFBIG, f"over the {_size(max_bytes)} limit")
+    return b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_048_576:,.1f} MiB" if n >= 1_048_576 else f"{n:,} bytes"
+
+
 def read_text(
     path: str | os.PathLike[str],
     *,
     max_bytes: int = MAX_TEXT_BYTES,
     allow_empty: bool = False,
 ) -> TextFile:
-    """Read a UTF-8 document, raising :class:`InputError` for every way it can be wrong."""
+    """Read a UTF-8 document, raising :class:`InputError` for every way it can be wrong
+    (a FIFO or a device is refused, never waited on)."""
     name = os.fspath(path)
     try:
         st = os.stat(name)
@@ -97,14 +137,19 @@ def read_text(
             path=name,
         )
     try:
-        with open(name, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        data = read_bytes_limited(name, max_bytes)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise InputError(
+                f"is over {max_bytes // 1_048_576} MiB; refused", code="too-large", path=name
+            ) from None
+        if exc.errno == errno.EINVAL:
+            raise InputError(
+                "is not a regular file (a FIFO, a socket or a device); refused",
+                code="not-a-file",
+                path=name,
+            ) from None
         raise InputError(f"cannot be read ({exc.strerror})", code="unreadable", path=name) from None
-    if len(data) > max_bytes:  # grew since stat
-        raise InputError(
-            f"is over {max_bytes // 1_048_576} MiB; refused", code="too-large", path=name
-        )
     return decode_text(data, path=name, allow_empty=allow_empty)
 
 

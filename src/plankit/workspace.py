@@ -14,8 +14,8 @@ Two ways to use a root-relative path a plan names:
   another process does meanwhile can send them outside.
 
 :func:`protected_by` matches a root-relative path against glob rules (TeDDy's
-``protected_paths``), :func:`protected_links` finds the files they protect that have
-other names (hard links) in the project; :func:`is_temp_name` recognises the temporary files of an
+``protected_paths``), :func:`protected_links` finds the files they protect, to know
+them under another name (a hard link); :func:`is_temp_name` recognises the temporary files of an
 interrupted atomic write.
 """
 
@@ -25,7 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -249,10 +249,9 @@ def protected_by(path: str, rules: Iterable[str]) -> str | None:
 
 
 def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
-    """(device, inode) of each file under ``root`` that ``rules`` protect and that has
-    more than one name: a hard link to it elsewhere in the project is the protected file
-    under another name.  Symbolic links are not followed; unreadable directories are
-    skipped."""
+    """(device, inode) of each file under ``root`` that ``rules`` protect: a file with
+    one of these, under another name, is a hard link to a protected file.  Symbolic links
+    are not followed; unreadable directories are skipped."""
     found: set[tuple[int, int]] = set()
     if not rules:
         return found
@@ -269,7 +268,7 @@ def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
                 st = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            if stat.S_ISREG(st.st_mode):  # whatever its link count now: it may change
                 found.add((st.st_dev, st.st_ino))
     return found
 
@@ -409,11 +408,14 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
         write_bytes_atomic(name, data, dir_fd=dir_fd, exclusive=exclusive)
 
 
-def read_inside(root: Path, path: str) -> bytes:
+def read_inside(
+    root: Path, path: str, *, check: Callable[[os.stat_result], None] | None = None
+) -> bytes:
     """The bytes of root-relative ``path``, reached like :func:`write_inside` reaches it
     (no symbolic link followed: :class:`PathRefused`); a directory, a FIFO or a device
     raise :class:`OSError` instead of being read (or blocking); a missing file raises
-    :class:`FileNotFoundError`."""
+    :class:`FileNotFoundError`.  ``check`` is given the file opened, before and after
+    the read (it raises to refuse it: a protected file under another name)."""
     names = _names(root, path)
     if not HAVE_DIR_FD:
         return resolve(root, path).read_bytes()
@@ -427,12 +429,16 @@ def read_inside(root: Path, path: str) -> bytes:
                 raise _symlink_refusal(path, path) from None
             raise
         with os.fdopen(fd, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
+            before = os.fstat(handle.fileno())
+            if stat.S_ISDIR(before.st_mode):
                 raise IsADirectoryError(errno.EISDIR, "is a directory, not a file")
-            if not stat.S_ISREG(mode):
+            if not stat.S_ISREG(before.st_mode):
                 raise OSError(errno.EINVAL, "is not a regular file")
-            return handle.read()
+            data = handle.read()
+            if check is not None:
+                check(before)
+                check(os.fstat(handle.fileno()))
+            return data
 
 
 def _write_by_name(root: Path, path: str, data: bytes, *, exclusive: bool) -> None:

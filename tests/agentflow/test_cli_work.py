@@ -209,3 +209,31 @@ def test_a_database_of_the_first_schema_is_migrated(home: Path) -> None:
     result = run("session", "list")
     assert result.exit_code == 1
     assert "was written by a newer plankit (schema 4, this one knows 3)" in result.stderr
+
+
+def test_claim_says_when_the_ready_task_is_reserved_for_another_agent(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = ok("session", "start")
+    monkeypatch.setenv("AGENTFLOW_SESSION_ID", str(data["session_id"]))
+    write_plan(
+        Path(str(data["plan_dir"])),
+        tasks={
+            "01-load-data.md": "---\nid: load-data\nagent: worker-1\n---\n\nLoad the data.\n",
+            "02-report.md": "---\nid: report\ndepends_on: [load-data]\n---\n\nReport.\n",
+        },
+    )
+    assert run("plan", "commit").exit_code == 0, run("plan", "validate").output
+    refused = run("task", "claim", "--agent", "worker-2")
+    assert refused.exit_code == 0
+    assert refused.stdout == (
+        "nothing to claim now (2 tasks with work left; 1 ready task is reserved for another "
+        "agent: thread_1/load-data for worker-1)\n"
+    )
+    assert ok("task", "claim", "--agent", "worker-2") == {
+        "task": None,
+        "remaining": 2,
+        "reserved": [{"ref": "thread_1/load-data", "agent": "worker-1"}],
+    }
+    claimed = ok("task", "claim", "--agent", "worker-1")["task"]
+    assert isinstance(claimed, dict) and claimed["ref"] == "thread_1/load-data"

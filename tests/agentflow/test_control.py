@@ -190,7 +190,7 @@ def test_commit_validates_all_threads_and_records_nothing_on_failure(
     before = state(home)
     with pytest.raises(PlanDirError) as info:
         control.commit(sid)
-    assert sorted(p.rule for p in info.value.problems) == ["depends-unknown", "title-empty"]
+    assert sorted(p.code for p in info.value.problems) == ["depends-unknown", "title-empty"]
     assert {Path(p.file).parts[-3 if "tasks" in p.file else -2] for p in info.value.problems} == {
         Path(context.current.plan_dir).name,
         Path(extra.plan_dir).name,
@@ -232,7 +232,7 @@ def test_an_empty_current_directory_is_skipped_when_another_thread_has_a_plan(
     sid = context.session.session_id
     with pytest.raises(PlanDirError) as info:
         control.commit(sid)
-    assert [p.rule for p in info.value.problems] == ["plan-missing"]
+    assert [p.code for p in info.value.problems] == ["plan-missing"]
     assert "nothing to commit" in info.value.problems[0].message
     extra = control.request_thread_dir(sid)
     with pytest.raises(PlanDirError) as info:

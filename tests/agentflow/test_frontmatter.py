@@ -139,12 +139,21 @@ def _full(yaml: str) -> object:
         return ("error", exc.line)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_documents())
-def test_fast_path_gives_the_full_parsers_tree_whenever_it_answers(yaml: str) -> None:
-    fast = fm._fast(yaml, 2)
-    if fast is not None:
-        assert fast == _full(yaml), yaml
+def test_fast_path_gives_the_full_parsers_tree_whenever_it_answers() -> None:
+    answered: list[str] = []
+
+    @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_documents())
+    def agrees(yaml: str) -> None:
+        fast = fm._fast(yaml, 2)
+        if fast is not None:
+            answered.append(yaml)
+            assert fast == _full(yaml), yaml
+
+    agrees()
+    # A fast path that declined everything would pass the check above unexamined; it
+    # answers about one generated document in five (110 of 600 in a typical run).
+    assert len(answered) >= 50, f"the fast path answered only {len(answered)} of 600 documents"
 
 
 def test_fast_path_answers_for_the_usual_front_matter() -> None:
@@ -220,7 +229,7 @@ def test_an_id_with_unicode_space_is_not_kebab_case(tmp_path: Path) -> None:
         },
     )
     _, problems = check_dir(str(directory))
-    assert [(p.rule, Path(p.file).name) for p in problems] == [
+    assert [(p.code, Path(p.file).name) for p in problems] == [
         ("id-format", "01-a.md"),
         ("id-format", "02-b.md"),
     ]

@@ -12,6 +12,7 @@ from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.model import PlanDirError
 from plankit.agentflow.records import ControlError
 from plankit.agentflow.validate import check_dir
+from tests.waiting import DEADLINE
 
 from .helpers import task, write, write_plan
 from .test_workflow import agentctl_path
@@ -37,7 +38,7 @@ def _only(directory: Path) -> tuple[str, int | None, str]:
     # how quickly: benchmarks/bench_agentflow.py times these refusals against ordinary plans
     _, problems = check_dir(str(directory))
     assert len(problems) == 1, [p.format() for p in problems]
-    return problems[0].rule, problems[0].line, problems[0].message
+    return problems[0].code, problems[0].line or None, problems[0].message
 
 
 def test_a_task_symlink_out_of_the_directory_is_refused_without_reading_it(
@@ -53,7 +54,7 @@ def test_a_task_symlink_out_of_the_directory_is_refused_without_reading_it(
         [agentctl_path(), "plan", "validate", str(directory)],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=DEADLINE,
     )
     assert result.returncode == 1
     assert f"tasks/02-leak.md: symlink-outside is a symlink to {fifo}, outside" in result.stderr
@@ -66,7 +67,7 @@ def test_plan_md_and_tasks_symlinked_out_are_refused(tmp_path: Path) -> None:
     (directory / "plan.md").symlink_to(outside / "plan.md")
     (directory / "tasks").symlink_to(outside / "tasks", target_is_directory=True)
     _, problems = check_dir(str(directory))
-    assert sorted((Path(p.file).name, p.rule) for p in problems) == [
+    assert sorted((Path(p.file).name, p.code) for p in problems) == [
         ("plan.md", "symlink-outside"),
         ("tasks", "symlink-outside"),
     ]
@@ -154,7 +155,7 @@ def test_commit_refuses_hostile_plans_and_records_nothing(home: Path) -> None:
     write_plan(Path(context.current.plan_dir), tasks={"01-lol.md": BILLION_LAUGHS})
     with pytest.raises(PlanDirError) as info:
         control.commit(context.session.session_id)
-    assert [p.rule for p in info.value.problems] == ["task-frontmatter"]
+    assert [p.code for p in info.value.problems] == ["task-frontmatter"]
     with pytest.raises(ControlError):
         control.show(context.session.session_id)
 

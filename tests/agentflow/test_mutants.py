@@ -28,7 +28,9 @@ from .helpers import task, write_plan
 def _problems(directory: Path) -> list[tuple[str, str | None, int | None, str]]:
     plan, problems = check_dir(str(directory))
     assert plan is None
-    return [(p.rule, Path(p.file).name if p.file else None, p.line, p.message) for p in problems]
+    return [
+        (p.code, Path(p.file).name if p.file else None, p.line or None, p.message) for p in problems
+    ]
 
 
 # --- an empty directory ----------------------------------------------------------------
@@ -168,7 +170,7 @@ def test_problems_of_several_directories_come_sorted_by_file_then_line(tmp_path:
     )
     early = write_plan(tmp_path / "a-early", title="")
     _, problems = check_dirs([str(late), str(early)])
-    assert [(Path(p.file).relative_to(tmp_path).as_posix(), p.line, p.rule) for p in problems] == [
+    assert [(Path(p.file).relative_to(tmp_path).as_posix(), p.line, p.code) for p in problems] == [
         ("a-early/plan.md", 2, "title-empty"),
         ("b-late/tasks/01-a.md", 3, "depends-unknown"),
         ("b-late/tasks/02-b.md", 2, "id-format"),

@@ -3,7 +3,7 @@ print each problem in the shared diagnostic shape."""
 
 from __future__ import annotations
 
-from plankit.agentflow.model import PlanDirError, Problem
+from plankit.agentflow.model import PlanDirError, problem
 from plankit.agentflow.records import ControlError, problems_of
 from plankit.errors import InputError
 
@@ -11,27 +11,27 @@ from plankit.errors import InputError
 def test_each_kind_of_failure_becomes_problems() -> None:
     refused = ControlError("thread-current", "the current thread cannot be removed")
     assert problems_of(refused) == [
-        Problem("", None, "thread-current", "the current thread cannot be removed")
+        problem("", None, "thread-current", "the current thread cannot be removed")
     ]
-    invalid = PlanDirError([Problem("b.md", 2, "id-format", "m"), Problem("a.md", None, "x", "m")])
+    invalid = PlanDirError([problem("b.md", 2, "id-format", "m"), problem("a.md", None, "x", "m")])
     assert [p.file for p in problems_of(invalid) or []] == ["a.md", "b.md"]
     bad_input = InputError("not UTF-8 text", code="not-utf8", path="plan.md", line=4)
-    assert problems_of(bad_input) == [Problem("plan.md", 4, "not-utf8", "not UTF-8 text")]
+    assert problems_of(bad_input) == [problem("plan.md", 4, "not-utf8", "not UTF-8 text")]
     denied = PermissionError(13, "Permission denied", "/plans/thread_1")
     assert problems_of(denied) == [
-        Problem("/plans/thread_1", None, "io-error", "Permission denied")
+        problem("/plans/thread_1", None, "io-error", "Permission denied")
     ]
     assert problems_of(ValueError("a bug")) is None
 
 
 def test_a_problem_prints_in_the_shared_shape() -> None:
-    assert Problem("tasks/01-a.md", 3, "depends-unknown", "m").to_json() == {
+    assert problem("tasks/01-a.md", 3, "depends-unknown", "m").to_json() == {
         "code": "depends-unknown",
         "message": "m",
         "line": 3,
         "file": "tasks/01-a.md",
     }
-    assert Problem("", None, "session-missing", "m").to_json() == {
+    assert problem("", None, "session-missing", "m").to_json() == {
         "code": "session-missing",
         "message": "m",
         "line": None,

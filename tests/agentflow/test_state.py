@@ -17,7 +17,7 @@ import pytest
 
 from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.records import ControlError
-from tests.waiting import wait_until
+from tests.waiting import DEADLINE, wait_until
 
 from .helpers import copy_example, task, write_plan
 from .test_workflow import Shell, agentctl_path
@@ -109,7 +109,7 @@ def test_remove_thread_killed_at_random_moments(tmp_path: Path) -> None:
             process.wait(timeout=rng.uniform(0.05, 0.6))
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
+            process.wait(timeout=DEADLINE)
         _consistent(home, sid)
 
 
@@ -124,7 +124,7 @@ def test_allocated_directories_have_tasks_for_the_documented_printf(tmp_path: Pa
             'printf -- "---\\ntitle: A\\n---\\nX\\n" > "$1/plan.md" && '
             'printf -- "---\\nid: a\\n---\\nDo it.\\n" > "$1/tasks/01-a.md"'
         )
-        subprocess.run(["sh", "-c", script, "sh", directory], check=True, timeout=30)
+        subprocess.run(["sh", "-c", script, "sh", directory], check=True, timeout=DEADLINE)
     assert "2 threads, 2 tasks" in sh("plan", "commit").stdout
     # a directory with only its empty tasks/ is still "empty": nothing to commit there
     sh("plan", "clear-current")

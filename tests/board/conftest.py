@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from plankit.agentflow.control import ControlPlane
-from tests.waiting import wait_until
+from tests.terminal import as_foreground_job
+from tests.waiting import DEADLINE, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -78,6 +79,7 @@ class Board:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=as_foreground_job,  # Ctrl-C reaches it however the suite started
         )
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
@@ -90,7 +92,7 @@ class Board:
         base = self.url.split("?")[0]
         request = urllib.request.Request(base + path, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=DEADLINE) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read()
@@ -100,10 +102,10 @@ class Board:
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=DEADLINE)
 
 
 @pytest.fixture

@@ -321,7 +321,10 @@ SHEET_PLAN = """# Plan: Sheet work
 """
 
 
-def test_a_sheet_edit_the_list_does_not_show_still_tells_the_open_page() -> None:
+def test_a_sheet_edit_the_list_does_not_show_still_tells_the_open_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from plankit.board import sheets
     from plankit.board.sheets import SheetsSource
     from plankit.checklist.stores.gsheets import GoogleSheets
     from plankit.checklist.stores.gsheets_fake import FakeSheetsApi
@@ -332,6 +335,10 @@ def test_a_sheet_edit_the_list_does_not_show_still_tells_the_open_page() -> None
     def store(sid: str) -> GoogleSheets:
         return GoogleSheets(sid, session=fake.session(), sleep=lambda seconds: None)
 
+    # Both polls in the same second (times have one-second resolution), whatever the
+    # real clock does between them: the list the page gets is the same, so only the
+    # source's word that the sheet changed can tell the page.
+    monkeypatch.setattr(sheets, "_now", lambda: "2026-11-26T10:00:00Z")
     source = SheetsSource([f"gsheets:{SHEET_ID}"], open_store=store)
     [first] = source.poll()
     writer = GoogleSheets(SHEET_ID, session=fake.session())

@@ -104,8 +104,12 @@ def test_create_refuses_to_replace_a_real_plan_without_force(store: str) -> None
     assert run(*args, "--phase", "P: a").exit_code == 0
     second = run(*args[:-4], "--title", "B", "--goal", "G", "--phase", "P: b")
     assert second.exit_code == 1
-    assert "already holds the plan 'A' (0 of 1 steps done)" in second.output
-    assert "`plankit checklist create --force`" in second.output
+    # the plan named as its store holds it, the fix in the CLI's words only
+    where = store if store.endswith(".md") else f"{store}, AGENT_BASE!C2"
+    assert second.output == (
+        f"plankit checklist: {where} already holds the plan 'A' (0 of 1 steps done); nothing "
+        "was written. To replace it, run `plankit checklist create … --force`\n"
+    )
     assert (
         run(*args[:-4], "--title", "B", "--goal", "G", "--phase", "P: b", "--force").exit_code == 0
     )
@@ -250,3 +254,46 @@ def test_commands_leave_nothing_beside_the_plan(store: str) -> None:
         assert sorted(p.name for p in folder.iterdir()) == sorted(
             ["notes.txt", Path(store).name]
         ), (args, result.output)
+
+
+def test_answer_never_takes_the_template_placeholder_for_a_question(tmp_path: Path) -> None:
+    store = str(tmp_path / "PLAN.md")
+    run("checklist", "create", "--store", store, "--title", "T", "--goal", "G", "--phase", "P: a")
+    before = Path(store).read_text(encoding="utf-8")
+    assert "- [Any clarifying questions]\n" in before  # what `create` writes
+    refused = run("checklist", "answer", "1", "yes", "--store", store)
+    assert refused.exit_code == 1
+    assert refused.output == (
+        "plankit checklist: the plan has no questions to answer (only the placeholder "
+        "[Any clarifying questions]); write them under Questions for User\n"
+    )
+    assert Path(store).read_text(encoding="utf-8") == before
+    # a real question written under the placeholder is question 1
+    Path(store).write_text(
+        before.replace(
+            "- [Any clarifying questions]\n",
+            "- [Any clarifying questions]\n- Which sheet holds the Q4 sales?\n",
+        ),
+        encoding="utf-8",
+    )
+    answered = run("checklist", "answer", "1", "Sales_Q4", "--store", store)
+    assert answered.exit_code == 0, answered.output
+    text = Path(store).read_text(encoding="utf-8")
+    assert "- Which sheet holds the Q4 sales? — Answer: Sales_Q4\n" in text
+    assert "- [Any clarifying questions]\n" in text
+
+
+def test_a_plan_md_file_is_named_by_its_path_never_by_a_cell(tmp_path: Path) -> None:
+    store = tmp_path / "PLAN.md"
+    assert run("checklist", "init", "--store", str(store)).output.startswith(
+        f"{store}: Getting Started with Sheet Agent ["
+    )
+    store.write_text("meeting notes, not a plan\n", encoding="utf-8")
+    shown = run("checklist", "show", "--store", str(store))
+    assert shown.exit_code == 1
+    assert shown.output == (
+        f"plankit checklist: {store} does not hold a PLAN.md plan (no '# Plan:' title and no "
+        "'### Phase N:' heading); it holds 'meeting notes, not a plan'. To write a plan over "
+        "it, run `plankit checklist create … --force`; or clear the file, or keep the plan in "
+        "another file (--store)\n"
+    )

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from plankit.checklist import MarkdownFile, PhaseInput, PlanExistsError, PlanManager
+from plankit.checklist.frontends import how
 from plankit.cli import cli
 from plankit.errors import PlankitError
 
@@ -54,7 +55,8 @@ def _mcp(path: Path, title: str, replace: bool) -> Outcome:
     from mcp import Client
     from plankit.mcp.server import build_server
 
-    server = build_server(lambda: PlanManager(MarkdownFile(path)), agentflow=False)
+    manager = PlanManager(MarkdownFile(path), front_end="mcp")  # as `plankit mcp` makes it
+    server = build_server(lambda: manager, agentflow=False)
     arguments: dict[str, Any] = {
         "title": title,
         "goal": "G",
@@ -136,9 +138,16 @@ def test_every_front_end_gives_the_same_answer(tmp_path: Path, setup: str, repla
         else:
             assert after == before, f"{name} changed the store although it refused"
     assert {answer.written for answer in answers.values()} == {EXPECTED[setup][replace]}
-    assert answers["cli"] == answers["python"]
-    # the same refusal; the MCP one names the tool's argument, not the command's option
-    assert answers["python"].error.split(" To replace it, say so:")[0] in answers["mcp"].error
+    # the same refusal, each telling the fix in its own front end's words only
+    heads = {
+        name: answer.error.replace(str(tmp_path / name), "").partition(". To ")[0]
+        for name, answer in answers.items()
+    }
+    assert heads["cli"] == heads["python"] and heads["python"] in heads["mcp"]
+    for name, answer in answers.items():
+        for other in FRONT_ENDS:
+            said = how(other, "replace") in answer.error  # type: ignore[arg-type]
+            assert said == (not answer.written and other == name), (name, other, answer.error)
     assert "plankit checklist" not in answers["mcp"].error
 
 
@@ -150,10 +159,11 @@ def test_the_refusal_names_the_plan_and_every_way_to_replace_it(tmp_path: Path) 
             "New", "G", [PhaseInput("P", ["s"])], replace=False
         )
     assert caught.value.code == "plan-exists"
-    message = str(caught.value)
-    assert "AGENT_BASE!C2 already holds the plan 'Old' (1 of 2 steps done)" in message
-    for way in ("--force", "replace=true", "replace=True"):
-        assert way in message
+    # a PLAN.md file is named by its path (it has no cells), the fix in Python's words
+    assert str(caught.value) == (
+        f"{path} already holds the plan 'Old' (1 of 2 steps done); nothing was written. "
+        "To replace it, call create_plan(..., replace=True)"
+    )
 
 
 def test_the_python_default_replaces_any_plan_as_the_spec_does(tmp_path: Path) -> None:

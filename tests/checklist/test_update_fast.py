@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
@@ -47,6 +48,11 @@ def check(text: str) -> int:
         answered += 1
         event("answered")
         assert fast == tree_line_start(text, step, found), step
+        # the phase it is in, as PlanManager's cold updates report the task
+        placed = scan.task_in_phase(text, step)
+        assert placed is not scan.UNSURE
+        in_phase = found.phase_steps.get(step)
+        assert (placed[1] if placed else None) == (in_phase[1] if in_phase else None), step
     return answered
 
 
@@ -299,6 +305,32 @@ def test_ordinary_plans_never_need_the_tree(text: str) -> None:
         fast = scan.task_line_start(text, step)
         assert fast is not scan.UNSURE, step
         assert fast == tree_line_start(text, step, found), step
+
+
+def test_a_plan_manager_update_of_a_file_never_seen_does_not_parse(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plankit.checklist import manager as manager_module
+    from plankit.checklist.manager import PlanManager
+    from plankit.checklist.stores.markdown_file import MarkdownFile
+
+    text = big_plan()
+    path = tmp_path / "PLAN.md"
+    path.write_text(text, encoding="utf-8")
+    expected = parse_plan(text).task("3.2")
+    assert expected is not None
+    locate.clear()
+
+    def no_parse(_: str) -> object:
+        raise AssertionError("the tree was used")
+
+    monkeypatch.setattr(manager_module, "analyze", no_parse)
+    monkeypatch.setattr(locate, "entry", no_parse)
+    task = PlanManager(MarkdownFile(path), today=lambda: TODAY).complete_task("3.2")
+    assert (task.step, task.line, task.phase, task.status) == (
+        "3.2", expected.line, expected.phase, TaskStatus.DONE,
+    )  # fmt: skip
+    assert path.read_text(encoding="utf-8") == update_task_status(text, "3.2", "done", today=TODAY)
 
 
 def test_a_cold_update_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:

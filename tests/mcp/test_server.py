@@ -94,7 +94,8 @@ def test_stdio_server_lists_and_runs_every_checklist_tool(tmp_path: Path) -> Non
     assert "Step number" in tools["start_task"].input_schema["properties"]["step"]["description"]
     assert "phases" in tools["create_plan"].input_schema["required"]
 
-    assert out["get_plan"][0].startswith("No plan in AGENT_BASE!C2 yet")
+    assert out["get_plan"][0].startswith("No plan in ")  # the workbook and its cell
+    assert "plan.xlsx, AGENT_BASE!C2" in out["get_plan"][0]
     assert out["init_plan"][0].startswith("Progress: 0/6 done")
     assert json.loads(out["get_next_task"][0])["step"] == "1.1"
     assert json.loads(out["start_task"][0])["status"] == "doing"

@@ -26,6 +26,7 @@ import pytest
 from plankit.teddy.run.recovery import recover_session
 from plankit.teddy.session.layout import find_session
 from tests.teddy.test_session_e2e import plan
+from tests.terminal import as_foreground_job
 from tests.waiting import wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
@@ -110,26 +111,51 @@ def _check_files(root: Path, states: list[str] | None) -> None:
     assert strays == [], strays
 
 
-def _round(
-    template: Path, where: Path, delay: float, via_cli: bool, interrupt: bool = False
-) -> str:
-    root = where / "proj"
-    shutil.copytree(template, root, symlinks=True)
-    proc = subprocess.Popen(
+def _start(root: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [TEDDY, "execute", "-y"],
         cwd=root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=as_foreground_job,  # Ctrl-C acts however the suite was started
     )
+
+
+def _logged(root: Path) -> int:
     try:
-        proc.wait(timeout=delay)
-    except subprocess.TimeoutExpired:
-        if interrupt:  # Ctrl-C: teddy must write the report itself, no recovery needed
-            os.killpg(proc.pid, signal.SIGINT)
-            proc.wait(timeout=300)
-        else:
+        return len((root / "log.txt").read_text().split())
+    except FileNotFoundError:
+        return 0
+
+
+def _round(
+    template: Path,
+    where: Path,
+    delay: float,
+    via_cli: bool,
+    interrupt_after: int | None = None,
+) -> str:
+    """One round; with ``interrupt_after`` a Ctrl-C instead of a kill, once that many
+    EXECUTEs have run (0: at once), and nothing run after it but the checks."""
+    root = where / "proj"
+    shutil.copytree(template, root, symlinks=True)
+    proc = _start(root)
+    interrupt = interrupt_after is not None
+    if interrupt_after is not None:  # Ctrl-C: teddy must write the report itself
+        wait_until(
+            lambda: _logged(root) >= interrupt_after or proc.poll() is not None,
+            f"{interrupt_after} commands to run",
+            seconds=300,
+        )
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=300)
+        assert code in (0, 130, -signal.SIGINT), f"teddy ended with {code} on Ctrl-C"
+    else:
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the command and anything it started
             proc.wait(timeout=60)
     session = find_session(root, None)
@@ -189,15 +215,20 @@ def test_kill_at_random_points(template: Path, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_at_random_points_always_writes_the_report(template: Path, tmp_path: Path) -> None:
-    started = time.monotonic()
-    assert _round(template, tmp_path / "whole", delay=600, via_cli=False) == "after"
-    duration = time.monotonic() - started  # the Ctrl-C points spread over a whole run
+    """Ctrl-C after a random number of the plan's commands (none: at once): teddy
+    stops, and the report it writes itself (no recovery runs) agrees with the files."""
     rng = random.Random(44)
+    points = [0, *(rng.randint(1, FILES - 3) for _ in range(11))]
     outcomes = [
-        _round(template, tmp_path / f"i{n}", rng.uniform(0.3, 1.0) * duration, False, True)
-        for n in range(12)
+        _round(template, tmp_path / f"i{n}", 0.0, False, interrupt_after=point)
+        for n, point in enumerate(points)
     ]
-    assert set(outcomes) <= {"before", "mid", "after"}
+    print(f"Ctrl-C points: {points}, outcomes: {outcomes}")
+    # A Ctrl-C that did nothing would let every turn run to its end.  Points before
+    # the last commands leave several actions to cut, so nearly every round ends mid-
+    # turn; on a loaded machine a turn may outrun the poll that triggers its Ctrl-C,
+    # so one round ended by the Ctrl-C is what is required.
+    assert "mid" in outcomes, outcomes
 
 
 def test_a_turn_killed_before_it_began_runs_again_whole(template: Path, tmp_path: Path) -> None:

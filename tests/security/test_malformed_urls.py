@@ -83,3 +83,12 @@ def test_teddy_run_refuses_the_plan_in_one_line(tmp_path: Path) -> None:
     assert "validation failed again after the re-plan attempts" in output
     report = (turn / "report.md").read_text()
     assert "`READ` on `http://x[/`: not a valid URL (Invalid IPv6 URL)" in report
+
+
+@pytest.mark.parametrize("pasted", ["http://localhost[/?code=4/abc&state=s", "http://x]/?code=1"])
+def test_a_malformed_sign_in_address_pasted_is_a_clear_error(pasted: str) -> None:
+    from plankit.checklist.errors import StoreError
+    from plankit.checklist.stores.gsheets_auth import code_from
+
+    with pytest.raises(StoreError, match="the pasted address is not a valid URL"):
+        code_from(pasted, "s")

@@ -130,3 +130,42 @@ def test_a_part_declaring_entities_is_refused(
     assert_refused(result, part, "DOCTYPE")
     assert "ParseError" not in result.stderr
     assert workbook.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "8-gib"])
+@pytest.mark.parametrize("store", ["plan.xlsx", "PLAN.md"])
+def test_a_store_that_is_a_fifo_a_device_or_huge_is_refused(
+    tmp_path: Path, store: str, kind: str
+) -> None:
+    path = tmp_path / store
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(8 * 1024**3)  # sparse
+    for command in (["show"], ["done", "1.1"]):
+        result = plankit("checklist", *command, "--store", str(path))  # never waits
+        assert_refused(result, str(path))
+
+
+def test_a_zip_declaring_millions_of_parts_is_refused_before_its_directory_is_read(
+    workbook: Path,
+) -> None:
+    # the Zip64 end record says 40 million parts; listing that many would take gigabytes
+    import struct
+
+    data = bytearray(workbook.read_bytes())
+    end = data.rfind(b"PK\x05\x06")
+    start, size = struct.unpack_from("<2L", data, end + 12)[::-1]
+    record = struct.pack(
+        "<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 40_000_000, 40_000_000, size, start
+    )
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    tail = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, size, start, 0)
+    workbook.write_bytes(bytes(data[:end]) + record + locator + tail)
+    before = workbook.read_bytes()
+    result = plankit("checklist", "show", "--store", str(workbook))
+    assert_refused(result, "declares 40,000,000 parts, over the 65,535")
+    assert workbook.read_bytes() == before

@@ -69,6 +69,13 @@ Is 1.2.0 the right version?
 PLAN = HEAD + CREATE + "\n" + EXECUTE
 
 
+def _settled(text: str) -> bool:
+    """Whether ``answer_to_plan`` leaves ``text`` as it is (what it reports as reading
+    two ways, it reports again)."""
+    again = answer_to_plan(text)
+    return again.text == text and not again.changes
+
+
 def actions(text: str) -> list[str]:
     plan, diagnostics = check_plan(text)
     assert plan is not None, diagnostics
@@ -126,7 +133,7 @@ def test_rendered_plans_come_back_byte_for_byte(plan: Plan, crlf: bool, bom: boo
 def test_never_raises_and_is_idempotent_on_any_text(text: str) -> None:
     once = answer_to_plan(text)
     assert once.changed == (once.text != text)
-    assert answer_to_plan(once.text) == Preprocessed(once.text, ())
+    assert _settled(once.text)
 
 
 answer_line = st.one_of(
@@ -164,7 +171,7 @@ answer_line = st.one_of(
 def test_idempotent_on_answer_like_text(lines: list[str], lead: str, newline: str) -> None:
     text = (lead + PLAN + "\n".join(lines)).replace("\n", newline)
     once = answer_to_plan(text)
-    assert answer_to_plan(once.text) == Preprocessed(once.text, ())
+    assert _settled(once.text)
     if check_plan(text)[0] is not None:
         assert once.text == text
 

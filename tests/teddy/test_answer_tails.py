@@ -126,3 +126,29 @@ def test_a_valid_plan_whose_content_holds_a_fence_with_text_is_untouched() -> No
     assert check_plan(text)[0] is not None
     result = answer_to_plan(text)
     assert result.text == text and not result.changes and not result.problems
+
+
+def test_a_remark_right_under_the_last_command_is_reported_too() -> None:
+    text = HEAD + EXECUTE_OPEN.replace("\n\nLet me know", "\nLet me know")
+    (problem,) = answer_to_plan(text).problems
+    assert "line 22 is either its last line or a remark after the plan" in problem.message
+
+
+def test_the_lines_are_right_at_the_end_of_a_long_block() -> None:
+    body = "".join(f"echo step {n}\n" for n in range(3_000))
+    text = HEAD + EXECUTE_OPEN.replace("pytest -q tests/test_worker.py\n", body)
+    last = text.rstrip("\n").count("\n") + 1
+    (problem,) = answer_to_plan(text).problems
+    assert f"line {last} is either its last line" in problem.message
+    assert f"or after line {last - 2} and delete it" in problem.message
+    _, diagnostics = check_plan(text)
+    assert f"line {last} is either its last line" in diagnostics[0].message
+
+
+def test_a_block_that_swallowed_later_actions_is_not_given_a_remark_reading() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(
+        "\nLet me know", "\n### `CHAT_WITH_USER`\nDid it pass?\n\nLet me know"
+    )
+    _, diagnostics = check_plan(text)
+    assert [d.code for d in diagnostics] == ["fence-unclosed"]
+    assert "remark" not in diagnostics[0].message

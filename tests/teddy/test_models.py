@@ -66,17 +66,31 @@ class Sleeps:
 # --- the scripted model is an llm plugin ---------------------------------------------------
 
 
-def test_the_scripted_model_is_registered_through_llms_plugin_hook() -> None:
-    # installed, llm loads it from the package's `llm` entry point (named after the
-    # distribution); without that metadata, plankit registers the module itself
-    ours = ("plankit", "plankit.teddy.planning.scripted_model")
-    models.register_bundled_plugin()
-    names = [p["name"] for p in llm.get_plugins()]
-    assert len([n for n in names if n in ours]) == 1
-    model = llm.get_model("teddy-scripted")
+def test_installing_plankit_adds_no_model_to_llms_list() -> None:
+    # `llm models` in a fresh process, as a user who installed plankit runs it
+    listed = subprocess.run(
+        [sys.executable, "-c", "import llm; print([m.model_id for m in llm.get_models()])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "teddy-scripted" not in listed
+    assert "plankit" not in str(
+        subprocess.run(
+            [sys.executable, "-c", "import llm; print(llm.get_plugins())"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+
+
+def test_the_scripted_model_is_registered_for_whoever_asks_for_it() -> None:
+    model = models.load_model("teddy-scripted")  # teddy --model teddy-scripted
     assert isinstance(model, scripted_model.ScriptedModel)
-    models.register_bundled_plugin()  # idempotent
-    assert len([p["name"] for p in llm.get_plugins() if p["name"] in ours]) == 1
+    assert isinstance(llm.get_model("teddy-scripted"), scripted_model.ScriptedModel)
+    models.register_scripted_model()  # idempotent
+    assert [m.model_id for m in llm.get_models()].count("teddy-scripted") == 1
 
 
 def test_scripted_answers_come_in_order_with_usage_and_are_recorded() -> None:

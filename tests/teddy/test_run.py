@@ -20,6 +20,7 @@ from plankit.teddy.planning import scripted_model
 from plankit.teddy.planning.autorun import CONTINUE, EXIT_STATUS
 from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
 from tests.teddy.test_session_e2e import plan
+from tests.terminal import as_foreground_job
 from tests.waiting import wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
@@ -206,6 +207,7 @@ def test_ctrl_c_stops_with_130_and_the_turn_has_its_report(project: Path, tmp_pa
         stderr=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
+        preexec_fn=as_foreground_job,
     )
     wait_until(lambda: (project / "started").exists(), "the command to start", seconds=120)
     os.killpg(proc.pid, signal.SIGINT)

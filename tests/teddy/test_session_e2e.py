@@ -17,6 +17,7 @@ import pytest
 from plankit.teddy.cli import main
 from plankit.teddy.format.parse import RATIONALE_SECTIONS
 from tests.console import run_console
+from tests.terminal import as_foreground_job
 from tests.waiting import DEADLINE, record_group, wait_for_group_end, wait_until
 
 TEDDY = str(Path(sys.executable).parent / "teddy")
@@ -397,6 +398,7 @@ def test_sigint_stops_the_command_and_still_writes_the_report(project: Path) -> 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_foreground_job,
     )
     _wait_for(project / "started")
     proc.send_signal(signal.SIGINT)

@@ -30,7 +30,7 @@ from plankit.teddy.format.model import (
     Resource,
 )
 from plankit.teddy.run.edits import edit_file_text
-from plankit.teddy.run.validate import ValidationIssue, Workspace, describe, validate_plan
+from plankit.teddy.run.validate import Workspace, describe, validate_plan
 
 Issue = tuple[int | None, int, str, str]
 
@@ -41,7 +41,13 @@ def _plan(*actions: Action, memos: tuple[Memo, ...] = ()) -> Plan:
 
 def _issues(plan: Plan, root: Path, **workspace: object) -> list[Issue]:
     found = validate_plan(plan, Workspace(root, **workspace))  # type: ignore[arg-type]
-    return [(i.action, i.line, i.code, i.message) for i in found]
+    return [(_action(plan, i.line), i.line, i.code, i.message) for i in found]
+
+
+def _action(plan: Plan, line: int) -> int | None:
+    """The 1-based position of the action whose heading is on ``line`` (None: line 0)."""
+    at = [n for n, action in enumerate(plan.actions, 1) if line and action.line == line]
+    return at[0] if at else None
 
 
 def _edit(path: str, *pairs: tuple[str, str], line: int = 5) -> Edit:
@@ -466,7 +472,7 @@ def test_every_problem_is_reported_at_once_with_its_action_line_and_code(root: P
         plan,
         Workspace(root, turn_context=(), known_agents=("Developer",)),
     )
-    assert [(i.action, i.line, i.code) for i in issues] == [
+    assert [(_action(plan, i.line), i.line, i.code) for i in issues] == [
         (None, 0, "memo-conflict"),
         (1, 10, "file-exists"),
         (2, 15, "file-missing"),
@@ -505,14 +511,17 @@ def test_a_find_that_matches_nowhere_carries_the_diff_against_the_closest_region
     assert describe([issue]) == [f"line 12: find-no-match {issue.message}\n{issue.detail}"]
 
 
-def test_an_issue_is_a_diagnostic_with_its_line_code_and_message() -> None:
-    issue = ValidationIssue(3, 17, "`EDIT` on `a.py`: the file does not exist", "file-missing")
-    assert issue.diagnostic() == Diagnostic(
-        17, "file-missing", "`EDIT` on `a.py`: the file does not exist"
-    )
-    assert ValidationIssue(None, 0, "Memos: …").diagnostic() == Diagnostic(
-        0, "invalid-plan", "Memos: …"
-    )
+def test_an_issue_is_a_diagnostic_with_its_line_code_and_message(root: Path) -> None:
+    plan = _plan(_edit("missing.py", ("x", "y"), line=17))
+    [issue] = validate_plan(plan, Workspace(root))
+    assert issue == Diagnostic(17, "file-missing", issue.message)
+    assert issue.message.startswith("`EDIT` on `missing.py`: ")
+    assert issue.to_json("plan.md") == {
+        "code": "file-missing",
+        "message": issue.message,
+        "line": 17,
+        "file": "plan.md",
+    }
 
 
 # --- protected paths ----------------------------------------------------------------------
@@ -671,8 +680,8 @@ def test_a_turns_workspace_has_its_context_the_shared_context_memos_and_agents(
 def test_an_issue_on_the_first_line_is_told_with_its_line() -> None:
     # a plan's heading can be its first line (a plan given without its title, say):
     # line 1 is a line like any other, only line 0 (the whole plan) has no "line N:"
-    first = ValidationIssue(1, 1, "EDIT on `a.py`: no such file", "file-missing")
-    whole = ValidationIssue(None, 0, "memos: too many", "memo-limit")
+    first = Diagnostic(1, "file-missing", "EDIT on `a.py`: no such file")
+    whole = Diagnostic(0, "memo-limit", "memos: too many")
     assert describe([first, whole]) == [
         "line 1: file-missing EDIT on `a.py`: no such file",
         "memo-limit memos: too many",

@@ -364,14 +364,17 @@ class TeddyAgent:
         """Write the plan into the current turn and execute it; after a validation
         failure, re-plan as ``teddy execute`` does and run the corrected plan (worker
         thread)."""
-        from plankit.teddy.format.answer import answer_to_plan
+        from plankit.teddy.format.answer import answer_to_plan, repairs_note
         from plankit.teddy.session.config import load_config
         from plankit.teddy.session.layout import find_session
         from plankit.textio import write_text_atomic
 
         config = load_config(state.root)
         turn = find_session(state.root, state.session_id).latest()
-        text = answer_to_plan(text).text  # as teddy plan makes a model's answer a plan
+        made = answer_to_plan(text)  # as teddy plan makes a model's answer a plan
+        if made.problems:
+            return repairs_note("The plan reads two ways, so nothing ran", made.problems)
+        text = made.text
         write_text_atomic(turn.plan_path, text if text.endswith("\n") else text + "\n")
         outcome, run = self._execute_turn(state, turn, config, loop)
         cancelled = state.cancel is not None and state.cancel.is_set()
@@ -393,7 +396,10 @@ class TeddyAgent:
             )
             if ended is not None:
                 return ended
-        return summary(outcome, run, turn.rel("report.md"))
+        told = summary(outcome, run, turn.rel("report.md"))
+        if made.changes:
+            told = repairs_note("The plan was repaired before it ran", made.changes) + "\n\n" + told
+        return told
 
     def _send(
         self, state: SessionState, loop: asyncio.AbstractEventLoop, update: Mapping[str, Any]

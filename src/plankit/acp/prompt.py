@@ -22,8 +22,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-_TITLE = re.compile(r"\A\s*#\s+\S")
-_ACTION_PLAN = re.compile(r"^##\s+Action Plan\s*$", re.MULTILINE | re.IGNORECASE)
+_TITLE = re.compile(r"^ {0,3}#[ \t]+\S", re.MULTILINE)
+# an Action Plan heading however a model writes it (# Action Plan, ## Action plan:, …),
+# or inside a JSON string (the plan of a function call's arguments)
+_ACTION_PLAN = re.compile(
+    r"^ {0,3}#{1,4}[ \t]+[*_`]*action[ _-]?plan\b|\\n#{1,4} [*_`]*action[ _-]?plan\b",
+    re.MULTILINE | re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +108,17 @@ def read_prompt(blocks: Sequence[Any]) -> PromptText:
 
 
 def looks_like_plan(text: str) -> bool:
-    """A ``# Title`` first and an ``## Action Plan`` heading: TeDDy plan Markdown."""
-    return bool(_TITLE.match(text) and _ACTION_PLAN.search(text))
+    """A model's answer holding a TeDDy plan: a ``# Title`` line and an Action Plan
+    heading after it, wherever they are (after a sentence, in a ```` ```markdown ````
+    fence, at another level), or a plan in a JSON string; ``answer_to_plan`` makes it
+    the plan."""
+    heading = _ACTION_PLAN.search(text)
+    if heading is None:
+        return False
+    if heading.group().startswith("\\"):
+        return True
+    title = _TITLE.search(text, 0, heading.start())
+    return title is not None
 
 
 def file_of(uri: str) -> Path | None:

@@ -81,7 +81,16 @@ def task_claim(
         return
     left = f"{result.remaining} task{'s' * (result.remaining != 1)} with work left"
     if result.task is None:
-        click.echo(f"nothing to claim now ({left})")
+        why = ""
+        if result.reserved:
+            count = len(result.reserved)
+            listing = ", ".join(f"{ref} for {agent}" for ref, agent in result.reserved[:5])
+            more = f", … ({count} in all)" if count > 5 else ""
+            why = (
+                f"; {count} ready task{' is' if count == 1 else 's are'} reserved for "
+                f"another agent: {listing}{more}"
+            )
+        click.echo(f"nothing to claim now ({left}{why})")
         return
     spec = result.task.spec
     click.echo(

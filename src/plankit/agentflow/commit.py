@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from plankit.agentflow.model import Problem
+from plankit.agentflow.model import Problem, problem
 from plankit.agentflow.plandir import load_dir
 from plankit.agentflow.records import CommittedThread, Thread
 from plankit.agentflow.validate import check_loaded
@@ -36,7 +36,7 @@ def check_threads(
                 skipped.append(thread.thread_id)
             elif thread.current:
                 problems.append(
-                    Problem(
+                    problem(
                         where,
                         None,
                         "plan-missing",
@@ -46,7 +46,7 @@ def check_threads(
                 )
             else:
                 problems.append(
-                    Problem(
+                    problem(
                         where,
                         None,
                         "plan-missing",
@@ -60,4 +60,4 @@ def check_threads(
         problems += found
         if plan is not None:
             plans.append(CommittedThread(thread.thread_id, thread.current, plan))
-    return plans, skipped, sorted(problems, key=Problem.sort_key)
+    return plans, skipped, sorted(problems, key=Problem.by_file)

@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import replace
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
@@ -48,9 +49,6 @@ from plankit.agentflow.records import problems_of
 from plankit.errors import Diagnostic
 from plankit.mcp.catalog import AGENTFLOW, AGENTFLOW_INSTRUCTIONS
 from plankit.mcp.tools import PlankitServer, ToolFailure, add_tool, json_result
-
-if TYPE_CHECKING:
-    from plankit.agentflow.model import Problem
 
 TOOL_NAMES = tuple(tool.name for tool in AGENTFLOW)
 """Every agentflow tool, in the catalogue's order (core first)."""
@@ -77,11 +75,11 @@ def _tool_named(found: re.Match[str]) -> str:
     return f"call {tool}" if found.group(1) else tool
 
 
-def for_agents(problem: Problem) -> Diagnostic:
+def for_agents(problem: Diagnostic) -> Diagnostic:
     """A problem as the diagnostic an agent gets: an ``agentctl`` command that has a
     tool is named as that tool (``call `task_release```)."""
     message = _COMMAND.sub(_tool_named, problem.message)
-    return Diagnostic(problem.line or 0, problem.rule, message, problem.file or None)
+    return replace(problem, message=message)
 
 
 def _run(action: Callable[[], dict[str, Any]]) -> CallToolResult:

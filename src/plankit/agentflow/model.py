@@ -15,37 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plankit.agentflow.graph import waves
-from plankit.errors import PlankitError, diagnostic_json
+from plankit.errors import Diagnostic, PlankitError
+
+Problem = Diagnostic
+"""One validation error of a plan directory: a :class:`~plankit.errors.Diagnostic`
+whose code is the rule broken (its stable name, e.g. ``depends-cycle``, listed in
+``docs/agentflow.md``), in ``file`` (a path; ``None`` when there is none), on a
+1-based line (0 when it concerns the whole file).  Made by :func:`problem`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One validation error: a rule broken in one file of a plan directory."""
-
-    file: str
-    """The file (or directory) the problem is in, as a path; empty when there is none."""
-    line: int | None
-    """1-based line in ``file``, or ``None`` when the problem concerns the whole file."""
-    rule: str
-    """The rule's stable name, e.g. ``depends-cycle`` (listed in ``docs/agentflow.md``)."""
-    message: str
-    """What was expected, what was found, and how to fix it."""
-
-    def sort_key(self) -> tuple[str, int, str, str]:
-        """Order of reports: by file, then line (whole-file problems first), then rule."""
-        return (self.file, self.line or 0, self.rule, self.message)
-
-    def format(self) -> str:
-        """``FILE:LINE: RULE message`` (``FILE: RULE message`` without a line)."""
-        if not self.file:
-            return f"{self.rule} {self.message}"
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.rule} {self.message}"
-
-    def to_json(self) -> dict[str, object]:
-        """The JSON form every plankit command shares (:func:`plankit.errors.diagnostic_json`):
-        ``{"code": RULE, "message", "line", "file"}``, ``line`` and ``file`` may be null."""
-        return diagnostic_json(self.rule, self.message, self.line, self.file)
+def problem(file: str, line: int | None, rule: str, message: str) -> Diagnostic:
+    """The problem ``rule`` broken in ``file`` (empty: none) on ``line`` (``None``: the
+    whole file), ``message`` saying what was expected, what was found, and the fix."""
+    return Diagnostic(line or 0, rule, message, file or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +103,7 @@ class PlanDirError(PlankitError):
     """One or more plan directories are invalid; carries every problem found."""
 
     def __init__(self, problems: list[Problem]):
-        self.problems: tuple[Problem, ...] = tuple(sorted(problems, key=Problem.sort_key))
+        self.problems: tuple[Problem, ...] = tuple(sorted(problems, key=Diagnostic.by_file))
         count = len(self.problems)
         first = self.problems[0].format() if count else "invalid plan directory"
         more = f" (and {count - 1} more)" if count > 1 else ""

@@ -138,7 +138,8 @@ def require_psycopg() -> Any:
     except ImportError:
         raise ControlError(
             "state-unusable",
-            "a PostgreSQL database needs psycopg 3: pip install 'psycopg[binary]'",
+            "a PostgreSQL database needs the postgres extra (psycopg 3): "
+            "pip install 'plankit[postgres]'",
         ) from None
     return psycopg
 

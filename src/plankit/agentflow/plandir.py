@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from plankit.agentflow.fields import PlanFields, TaskFields, read_plan_fields, read_task_fields
 from plankit.agentflow.frontmatter import FrontMatterError, normalize_newlines, parse, split
-from plankit.agentflow.model import Problem
+from plankit.agentflow.model import Problem, problem
 from plankit.errors import InputError
 from plankit.textio import MAX_TEXT_BYTES, decode_text
 
@@ -79,19 +79,19 @@ def load_dir(path: str, *, fast: bool = True) -> LoadedDir:
     except FileNotFoundError:
         loaded.exists = False
         loaded.problems.append(
-            Problem(path, None, "plan-missing", "no such directory; check the path")
+            problem(path, None, "plan-missing", "no such directory; check the path")
         )
         return loaded
     except NotADirectoryError:
         loaded.exists = False
         loaded.problems.append(
-            Problem(path, None, "plan-missing", "is a file; expected a plan directory")
+            problem(path, None, "plan-missing", "is a file; expected a plan directory")
         )
         return loaded
     except OSError as exc:
         loaded.exists = False
         loaded.problems.append(
-            Problem(path, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+            problem(path, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return loaded
     loaded.empty = not entries or (entries == ["tasks"] and _empty_tasks(path))
@@ -126,7 +126,7 @@ def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) 
         real = os.path.realpath(full)
         if not _inside(root, real):
             loaded.problems.append(
-                Problem(
+                problem(
                     full,
                     None,
                     "symlink-outside",
@@ -139,19 +139,19 @@ def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) 
             st = os.stat(real)
         except OSError:
             loaded.problems.append(
-                Problem(
+                problem(
                     full, None, "file-unreadable", "is a broken symlink; replace it with the file"
                 )
             )
             return None
     if stat.S_ISDIR(st.st_mode):
         loaded.problems.append(
-            Problem(full, None, "file-unreadable", "is a directory; expected a Markdown file")
+            problem(full, None, "file-unreadable", "is a directory; expected a Markdown file")
         )
         return None
     if not stat.S_ISREG(st.st_mode):
         loaded.problems.append(
-            Problem(
+            problem(
                 full, None, "file-unreadable", "is not a regular file; expected a Markdown file"
             )
         )
@@ -177,7 +177,7 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         fd = os.open(real, _OPEN_FLAGS | (os.O_NOFOLLOW if no_follow else 0))
     except OSError as exc:
         loaded.problems.append(
-            Problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+            problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return None
     try:
@@ -185,7 +185,7 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         if not stat.S_ISREG(st.st_mode):
             what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             loaded.problems.append(
-                Problem(full, None, "file-unreadable", f"is {what}; expected a Markdown file")
+                problem(full, None, "file-unreadable", f"is {what}; expected a Markdown file")
             )
             return None
         if st.st_size > MAX_TEXT_BYTES:
@@ -201,25 +201,25 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
             size += len(chunks[-1])
     except OSError as exc:
         loaded.problems.append(
-            Problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+            problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return None
     finally:
         os.close(fd)
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_TEXT_BYTES:
-        loaded.problems.append(Problem(full, None, "file-unreadable", "grew too large while read"))
+        loaded.problems.append(problem(full, None, "file-unreadable", "grew too large while read"))
         return None
     try:
         text = decode_text(data, path=full, allow_empty=True).text
     except InputError as exc:
-        loaded.problems.append(Problem(full, exc.line, "file-unreadable", exc.detail))
+        loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
         return None
     return normalize_newlines(text)
 
 
 def _too_large(full: str, size: int) -> Problem:
-    return Problem(
+    return problem(
         full,
         None,
         "file-unreadable",
@@ -235,7 +235,7 @@ def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
     except FileNotFoundError:
         if not loaded.empty:
             loaded.problems.append(
-                Problem(
+                problem(
                     full,
                     None,
                     "plan-missing",
@@ -256,11 +256,11 @@ def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
             )
         node = parse(doc.front_matter, doc.yaml_line, fast=fast)
     except FrontMatterError as exc:
-        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.problems.append(problem(full, exc.line, rule, exc.message))
         loaded.plan = LoadedPlan(None, "")
         return
     fields = read_plan_fields(node, doc.yaml_line)
-    loaded.problems.extend(Problem(full, i.line, i.rule, i.message) for i in fields.issues)
+    loaded.problems.extend(problem(full, i.line, i.rule, i.message) for i in fields.issues)
     loaded.plan = LoadedPlan(fields, doc.body)
 
 
@@ -274,7 +274,7 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         real = os.path.realpath(tasks_dir)
         if not _inside(root, real):
             loaded.problems.append(
-                Problem(
+                problem(
                     tasks_dir,
                     None,
                     "symlink-outside",
@@ -287,12 +287,12 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         entries = sorted(os.scandir(tasks_dir), key=lambda entry: entry.name)
     except NotADirectoryError:
         loaded.problems.append(
-            Problem(tasks_dir, None, "filename", "tasks must be a directory of NN-slug.md files")
+            problem(tasks_dir, None, "filename", "tasks must be a directory of NN-slug.md files")
         )
         return
     except OSError as exc:
         loaded.problems.append(
-            Problem(tasks_dir, None, "file-unreadable", f"cannot be read ({exc.strerror})")
+            problem(tasks_dir, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return
     for entry in entries:
@@ -303,7 +303,7 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         index: int | None
         if match is None:
             loaded.problems.append(
-                Problem(loaded.where(relative), None, "filename", _name_hint(entry.name))
+                problem(loaded.where(relative), None, "filename", _name_hint(entry.name))
             )
             if not entry.name.lower().endswith(".md"):
                 continue
@@ -331,22 +331,22 @@ def _load_task(
     try:
         doc = split(text)
     except FrontMatterError as exc:
-        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.problems.append(problem(full, exc.line, rule, exc.message))
         loaded.tasks.append(LoadedTask(relative, index, None, None))
         return
     if doc.front_matter is None:
         message = "has no front matter; start the file with the lines ---, id: <task-id>, ---"
-        loaded.problems.append(Problem(full, 1, rule, message))
+        loaded.problems.append(problem(full, 1, rule, message))
         loaded.tasks.append(LoadedTask(relative, index, None, None))
         return
     try:
         node = parse(doc.front_matter, doc.yaml_line, fast=fast)
     except FrontMatterError as exc:
-        loaded.problems.append(Problem(full, exc.line, rule, exc.message))
+        loaded.problems.append(problem(full, exc.line, rule, exc.message))
         loaded.tasks.append(LoadedTask(relative, index, None, doc.body))
         return
     fields = read_task_fields(node, doc.yaml_line)
-    loaded.problems.extend(Problem(full, i.line, i.rule, i.message) for i in fields.issues)
+    loaded.problems.extend(problem(full, i.line, i.rule, i.message) for i in fields.issues)
     loaded.tasks.append(LoadedTask(relative, index, fields, doc.body))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from plankit.agentflow.model import Plan, PlanDirError, Problem, Task
+from plankit.agentflow.model import Plan, PlanDirError, Problem, Task, problem
 from plankit.errors import PlankitError, diagnostics_of
 
 
@@ -34,7 +34,7 @@ class ControlError(PlankitError):
 
     def problem(self) -> Problem:
         """The error in the shape of a validation problem (no file, no line)."""
-        return Problem("", None, self.rule, self.message)
+        return problem("", None, self.rule, self.message)
 
 
 def problems_of(error: BaseException) -> list[Problem] | None:
@@ -47,11 +47,9 @@ def problems_of(error: BaseException) -> list[Problem] | None:
     if isinstance(error, ControlError):
         return [error.problem()]
     if isinstance(error, PlankitError):
-        return [
-            Problem(d.file or "", d.line or None, d.code, d.message) for d in diagnostics_of(error)
-        ]
+        return diagnostics_of(error)
     if isinstance(error, OSError):
-        return [Problem(str(error.filename or ""), None, "io-error", error.strerror or str(error))]
+        return [problem(str(error.filename or ""), None, "io-error", error.strerror or str(error))]
     return None
 
 
@@ -325,13 +323,20 @@ class Claim:
     remaining: int
     """Tasks with work left (waiting, ready or claimed), the one just claimed included;
     0 means the work is over (every task done, failed or blocked)."""
+    reserved: tuple[tuple[str, str], ...] = ()
+    """When nothing was claimed for an agent: the ready tasks left alone because they
+    are assigned to another agent, as ``(ref, agent)``."""
 
     def to_dict(self) -> dict[str, object]:
-        """``{"task": {...} | null, "remaining": N}``."""
-        return {
+        """``{"task": {...} | null, "remaining": N}``, and ``"reserved": [{"ref",
+        "agent"}]`` when ready tasks were left to other agents."""
+        out: dict[str, object] = {
             "task": None if self.task is None else self.task.to_dict(),
             "remaining": self.remaining,
         }
+        if self.reserved:
+            out["reserved"] = [{"ref": ref, "agent": agent} for ref, agent in self.reserved]
+        return out
 
 
 def _list(value: object) -> list[Any]:

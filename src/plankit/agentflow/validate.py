@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 
 from plankit.agentflow.graph import cycles
-from plankit.agentflow.model import Plan, PlanDirError, Problem, Task
+from plankit.agentflow.model import Plan, PlanDirError, Problem, Task, problem
 from plankit.agentflow.plandir import LoadedDir, LoadedTask, load_dir
 
 ID_FORMAT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
@@ -45,7 +45,7 @@ def check_loaded(loaded: LoadedDir) -> tuple[Plan | None, list[Problem]]:
         return None, problems
     if loaded.empty:
         problems.append(
-            Problem(
+            problem(
                 loaded.where("plan.md"),
                 None,
                 "plan-missing",
@@ -91,7 +91,7 @@ def _sort_indices(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Proble
         if task.sort_index is None:
             continue
         if task.sort_index in first:
-            yield Problem(
+            yield problem(
                 loaded.where(task.file),
                 None,
                 "sort-index-duplicate",
@@ -105,7 +105,7 @@ def _sort_indices(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Proble
 def _bodies(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Problem]:
     for task in tasks:
         if task.body is not None and not task.body.strip():
-            yield Problem(
+            yield problem(
                 loaded.where(task.file),
                 None,
                 "body-empty",
@@ -121,7 +121,7 @@ def _ids(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Problem]:
             continue
         task_id, line = task.fields.id, task.fields.id_line
         if ID_FORMAT.fullmatch(task_id) is None:
-            yield Problem(
+            yield problem(
                 loaded.where(task.file),
                 line,
                 "id-format",
@@ -129,7 +129,7 @@ def _ids(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Problem]:
                 f"single hyphens){_kebab_hint(task_id)}",
             )
         if task_id in first:
-            yield Problem(
+            yield problem(
                 loaded.where(task.file),
                 line,
                 "id-duplicate",
@@ -172,7 +172,7 @@ def _dependencies(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Proble
                 if suggestions < MAX_SUGGESTIONS:
                     suggestions += 1
                     hint = _close(dep, ids)
-                yield Problem(
+                yield problem(
                     loaded.where(task.file),
                     line,
                     "depends-unknown",
@@ -192,7 +192,7 @@ def _dependencies(loaded: LoadedDir, tasks: list[LoadedTask]) -> Iterable[Proble
             message = f"task {cycle[0]!r} depends on itself: {cycle[0]} → {cycle[0]}"
         else:
             message = "dependency cycle: " + " → ".join(cycle)
-        yield Problem(
+        yield problem(
             loaded.where(task.file),
             at,
             "depends-cycle",
@@ -221,7 +221,7 @@ def check_dirs(paths: Iterable[str]) -> tuple[list[Plan], list[Problem]]:
         if plan is not None:
             plans.append(plan)
         problems += found
-    return plans, sorted(problems, key=Problem.sort_key)
+    return plans, sorted(problems, key=Problem.by_file)
 
 
 def load_plan(path: str) -> Plan:

@@ -71,6 +71,7 @@ class WorkMixin:
                 ),
                 durable=False,  # a lost claim only returns its task early
             )
+            reserved: tuple[tuple[str, str], ...] = ()
             if task is None:
                 found = self._find(conn, session, live=True)  # ended since?
                 if left == 0 and tracking.tracked_commit(conn, found.session_id) is None:
@@ -78,7 +79,13 @@ class WorkMixin:
                         "commit-none",
                         f"session {found.session_id} has no commit yet: there is nothing to claim",
                     )
-        return Claim(task, left)
+                if agent is not None and left:  # say why a ready task was not given
+                    reserved = tuple(
+                        (s.ref, str(s.spec.get("agent")))
+                        for s in tracking.statuses(conn, sid)
+                        if s.state == "ready" and s.spec.get("agent") not in (None, agent)
+                    )
+        return Claim(task, left, reserved)
 
     def _session_id(self, conn: Database, session: str | None) -> str:
         """The internal id of the session ``session`` names (as :meth:`_find`), from a

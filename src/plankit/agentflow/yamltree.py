@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plankit.errors import PlankitError
+
 
 @dataclass(frozen=True, slots=True)
 class Scalar:
@@ -45,7 +47,7 @@ Node = Scalar | Seq | Map
 """A node of the front matter tree."""
 
 
-class FrontMatterError(Exception):
+class FrontMatterError(PlankitError):
     """Front matter that cannot be read; ``line`` is 1-based in the file, or ``None``."""
 
     def __init__(self, message: str, line: int | None = None):

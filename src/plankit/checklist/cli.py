@@ -75,7 +75,7 @@ def init(store: str, cell: str, credentials: str | None, as_json: bool) -> None:
         return
     from plankit.checklist.render import progress_text
 
-    click.echo(f"{store} ({cell}): {plan.title} [{progress_text(plan.progress)}]")
+    click.echo(f"{where_label(store, cell)}: {plan.title} [{progress_text(plan.progress)}]")
     warn(findings, store, cell)
 
 
@@ -276,7 +276,7 @@ def create(
         echo_json(plan.to_dict())
         return
     click.echo(
-        f"{store} ({cell}): created {plan.title!r} with {len(plan.phases)} "
+        f"{where_label(store, cell)}: created {plan.title!r} with {len(plan.phases)} "
         f"phase{'s' * (len(plan.phases) != 1)} and {len(plan.tasks)} "
         f"step{'s' * (len(plan.tasks) != 1)}"
     )

@@ -95,7 +95,7 @@ def call(
     try:
         interactive = bool(getattr(sys.stdin, "isatty", lambda: False)())
         opened = open_store(store, cell=cell, credentials=credentials, interactive=interactive)
-        manager = PlanManager(opened, cell)
+        manager = PlanManager(opened, cell, front_end="cli")
         return action(manager)
     except PlankitError as exc:
         fail(str(exc), diagnostics_of(exc), as_json)

@@ -20,17 +20,17 @@ written.
 
 from __future__ import annotations
 
+from plankit.checklist.frontends import FrontEnd, how
 from plankit.errors import InputError, PlankitError
 
 
 class NoPlanError(InputError):
     """The plan cell is empty (the spec's ``No plan``)."""
 
-    def __init__(self, cell: str, where: str | None = None):
+    def __init__(self, cell: str, where: str | None = None, front_end: FrontEnd = "python"):
         self.cell = cell
         super().__init__(
-            f"No plan in {where or cell}; create one with init_plan or create_plan "
-            "(`plankit checklist init` / `create`)",
+            f"No plan in {where or cell}; create one with {how(front_end, 'create')}",
             code="no-plan",
         )
 
@@ -38,15 +38,25 @@ class NoPlanError(InputError):
 class NotAPlanError(InputError):
     """The plan cell holds text without a ``# Plan:`` title or a ``### Phase`` heading."""
 
-    def __init__(self, cell: str, text: str):
+    def __init__(
+        self,
+        cell: str,
+        text: str,
+        where: str | None = None,
+        front_end: FrontEnd = "python",
+        *,
+        file: bool = False,
+    ):
         self.cell = cell
         preview = " ".join(text.split())
         if len(preview) > 60:
             preview = preview[:59] + "…"
+        what = "the file" if file else "the cell"
         super().__init__(
-            f"{cell} does not hold a PLAN.md plan (no '# Plan:' title and no "
-            f"'### Phase N:' heading); it holds {preview!r}. Clear the cell or choose "
-            "another one with --cell",
+            f"{where or cell} does not hold a PLAN.md plan (no '# Plan:' title and no "
+            f"'### Phase N:' heading); it holds {preview!r}. To write a plan over it, "
+            f"{how(front_end, 'replace')}; or clear {what}, or "
+            f"{how(front_end, 'elsewhere', file=file)}",
             code="not-a-plan",
         )
 
@@ -54,14 +64,20 @@ class NotAPlanError(InputError):
 class PlanExistsError(InputError):
     """``create_plan(..., replace=False)`` found a plan other than the starter plan."""
 
-    def __init__(self, cell: str, title: str, done: int, total: int):
+    def __init__(
+        self,
+        cell: str,
+        title: str,
+        done: int,
+        total: int,
+        where: str | None = None,
+        front_end: FrontEnd = "python",
+    ):
         self.cell = cell
         self.title = title
         super().__init__(
-            f"{cell} already holds the plan {title!r} ({done} of {total} steps done); "
-            "nothing was written. To replace it, say so: `plankit checklist create "
-            "--force`, replace=true for the create_plan tool, create_plan(..., "
-            "replace=True) in Python",
+            f"{where or cell} already holds the plan {title!r} ({done} of {total} steps "
+            f"done); nothing was written. To replace it, {how(front_end, 'replace')}",
             code="plan-exists",
         )
 
@@ -89,15 +105,14 @@ class UnknownStepError(InputError):
 class AmbiguousStepError(InputError):
     """More than one task has the step number asked for: an update would have to guess."""
 
-    def __init__(self, step: str, lines: list[int]):
+    def __init__(self, step: str, lines: list[int], front_end: FrontEnd = "python"):
         self.step = step
         self.lines = lines
         where = ", ".join(str(n) for n in lines[:-1]) + f" and {lines[-1]}"
         super().__init__(
             f"step {step!r} is ambiguous: the tasks on lines {where} all have that number; "
-            "nothing was changed. Give each step its own number (edit the plan, or "
-            "remove_step/add_step), then try again; `plankit checklist lint` lists every "
-            "duplicate",
+            f"nothing was changed. Give each step its own number ({how(front_end, 'renumber')}"
+            f"), then try again; {how(front_end, 'lint')} lists every duplicate",
             code="ambiguous-step",
             line=lines[1],
         )

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from plankit.checklist import restructure
+from plankit.checklist import restructure, scan
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import (
     AmbiguousStepError,
@@ -29,8 +29,9 @@ from plankit.checklist.errors import (
     UnknownStepError,
     WriteConflictError,
 )
+from plankit.checklist.frontends import FrontEnd
 from plankit.checklist.lint import lint_plan
-from plankit.checklist.locate import analyze
+from plankit.checklist.locate import analyze, cached
 from plankit.checklist.model import Phase, PhaseInput, Plan, PlanAnalysis, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
@@ -71,9 +72,11 @@ class PlanManager:
         cell: str = DEFAULT_CELL,
         *,
         today: Callable[[], _dt.date] | None = None,
+        front_end: FrontEnd = "python",
     ) -> None:
         """``cell`` must be below row 1 (the row above holds the marker); ``today`` gives
-        the completion date (``date.today`` by default)."""
+        the completion date (``date.today`` by default); ``front_end`` says in whose
+        words errors tell the fix (:mod:`plankit.checklist.frontends`)."""
         ref = parse_ref(cell)
         if ref.row < 2:
             raise InputError(
@@ -89,6 +92,8 @@ class PlanManager:
         self.sheet = ref.sheet
         """The sheet both cells are on."""
         self._today = today or _dt.date.today
+        self.front_end: FrontEnd = front_end
+        """Who reads the errors: ``python``, ``cli`` or ``mcp``."""
 
     def __repr__(self) -> str:
         return f"PlanManager({self.store!r}, {self.cell!r})"
@@ -100,6 +105,8 @@ class PlanManager:
             try:
                 with self._session() as s:
                     return body(s)
+            except AmbiguousStepError as exc:  # raised by the edits, which know no front end
+                raise AmbiguousStepError(exc.step, exc.lines, self.front_end) from None
             except WriteConflictError as exc:
                 if attempt == CONFLICT_ATTEMPTS:
                     raise WriteConflictError(exc.ref, attempt) from None
@@ -124,13 +131,19 @@ class PlanManager:
         """How messages name the plan: the file, or the store and cell."""
         return describe_cell(self.store, self.cell)
 
+    def _not_a_plan(self, text: str) -> NotAPlanError:
+        file = bool(getattr(self.store, "plan_is_file", False))
+        return NotAPlanError(self.cell, text, self.where, self.front_end, file=file)
+
     def _read(self, store: SheetsClient) -> tuple[str, Structure]:
-        text = store.get_cell(self.cell)
+        return self._analyzed(store.get_cell(self.cell))
+
+    def _analyzed(self, text: str) -> tuple[str, Structure]:
         if not text.strip():
-            raise NoPlanError(self.cell, self.where)
+            raise NoPlanError(self.cell, self.where, self.front_end)
         found = analyze(text)
         if not found.is_plan:
-            raise NotAPlanError(self.cell, text)
+            raise self._not_a_plan(text)
         return text, found
 
     def _ensure_sheet(self, store: SheetsClient) -> None:
@@ -157,7 +170,7 @@ class PlanManager:
                 current = s.get_cell(self.cell)
                 if current.strip():
                     if not analyze(current).is_plan:
-                        raise NotAPlanError(self.cell, current)
+                        raise self._not_a_plan(current)
                     if marker != PLAN_MARKER:
                         s.set_cell(self.marker_cell, PLAN_MARKER)
                     return parse_plan(current)
@@ -184,7 +197,7 @@ class PlanManager:
         if not text.strip():
             return None
         if not analyze(text).is_plan:
-            raise NotAPlanError(self.cell, text)
+            raise self._not_a_plan(text)
         return parse_plan(text)
 
     def get_next_task(self) -> PlanTask | None:
@@ -241,10 +254,13 @@ class PlanManager:
         if not current.strip() or current == STARTER_PLAN:
             return
         if not analyze(current).is_plan:
-            raise NotAPlanError(self.cell, current)
+            raise self._not_a_plan(current)
         plan = parse_plan(current)
         if _outline(plan) != _starter_outline():
-            raise PlanExistsError(self.cell, plan.title, plan.progress.done, plan.progress.total)
+            progress = plan.progress
+            raise PlanExistsError(
+                self.cell, plan.title, progress.done, progress.total, self.where, self.front_end
+            )
 
     def _set(self, step: str, status: TaskStatus, annotation: str | None = None) -> PlanTask:
         step = str(step).strip()
@@ -262,7 +278,15 @@ class PlanManager:
             )
 
         def body(s: SheetsClient) -> tuple[tuple[int, int], str | None]:
-            text, found = self._read(s)
+            text = s.get_cell(self.cell)
+            quick = _phase_task(text, step)
+            if quick is not None:  # a text never seen, its task found without parsing
+                updated, line_text = set_status(text, step, status, annotation, today=self._today())
+                if updated != text:
+                    self._check_size(updated)
+                    s.set_cell(self.cell, updated)
+                return quick, line_text
+            text, found = self._analyzed(text)
             slot = found.phase_steps.get(step)
             if slot is None:
                 raise UnknownStepError(step, found.steps)
@@ -438,3 +462,19 @@ def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:
 @functools.cache
 def _starter_outline() -> tuple[str, tuple[tuple[str, str], ...]]:
     return _outline(parse_plan(STARTER_PLAN))
+
+
+def _phase_task(text: str, step: str) -> tuple[int, int] | None:
+    """(line, phase number) of task ``step`` of a phase in a text never seen, when the
+    regular-expression scan (:mod:`plankit.checklist.scan`) is sure of it: a status
+    update then changes one line without parsing the plan.  None: parse it (a text
+    already parsed, a step the scan is unsure of or finds in no phase)."""
+    if cached(text) is not None:
+        return None
+    found = scan.task_in_phase(text, step)
+    if found is None or found is scan.UNSURE:
+        return None
+    offset, phase = found
+    if phase is None:
+        return None
+    return text.count("\n", 0, offset) + 1, phase

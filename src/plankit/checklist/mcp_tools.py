@@ -153,7 +153,7 @@ def register_checklist_tools(
             raise ToolFailure(for_agents(exc)) from None
 
     def where() -> str:
-        return manager_factory().cell
+        return manager_factory().where
 
     def init_plan() -> str:
         plan = run(lambda m: m.init_plan())
@@ -168,7 +168,7 @@ def register_checklist_tools(
         plan = run(lambda m: m.get_plan())
         if plan is None:
             return (
-                f"No plan in {where()} yet. Call init_plan for the starter plan, or "
+                f"No plan in {where()} yet; call init_plan for the starter plan, or "
                 "create_plan once the goal is clear."
             )
         return plan_text(plan, full=full)

@@ -30,6 +30,13 @@ __all__ = [
 ]
 
 
+def is_placeholder(text: str) -> bool:
+    """Whether ``text`` is only a template placeholder, such as the ``[Any clarifying
+    questions]`` that ``create`` writes: no real content, never a question to answer."""
+    text = text.strip()
+    return text.startswith("[") and text.endswith("]") and "]" not in text[:-1]
+
+
 class TaskStatus(StrEnum):
     """Where a task stands; the values are the plain strings used everywhere."""
 
@@ -249,7 +256,7 @@ class Plan:
         such as ``[Any clarifying questions]`` left out."""
         out = []
         for question in self.questions or ():
-            if question.startswith("[") and question.endswith("]"):
+            if is_placeholder(question):
                 continue
             if " — answer:" in question.lower():
                 continue

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from plankit.checklist.analysis import parse_analysis, render_analysis
 from plankit.checklist.errors import AmbiguousStepError, UnknownStepError
 from plankit.checklist.locate import analyze
-from plankit.checklist.model import PlanAnalysis
+from plankit.checklist.model import PlanAnalysis, is_placeholder
 from plankit.checklist.outline import PlanLines, outline_of
 from plankit.checklist.render import one_line
 from plankit.checklist.structure import TASK_LINE_RE, PhaseSlot, Structure
@@ -295,10 +295,18 @@ def answer_question(markdown: str, question: int | str, answer: str) -> tuple[st
         raise InputError("the answer is empty", code="empty-answer")
     outline = outline_of(markdown)
     lines = PlanLines(markdown)
-    items = outline.question_items
-    texts = [one_line(" ".join(lines.content(ln) for ln in range(a, b + 1))) for a, b in items]
+    found = [
+        (item, one_line(" ".join(lines.content(ln) for ln in range(item[0], item[1] + 1))))
+        for item in outline.question_items
+    ]  # a template placeholder ("[Any clarifying questions]") is not a question
+    real = [(item, text) for item, text in found if not is_placeholder(text.lstrip("-*+ "))]
+    items, texts = [item for item, _ in real], [text for _, text in real]
     if not items:
-        raise InputError("the plan has no Questions section with questions", code="no-question")
+        held = f" (only the placeholder {found[0][1].lstrip('-*+ ')})" if found else ""
+        raise InputError(
+            f"the plan has no questions to answer{held}; write them under Questions for User",
+            code="no-question",
+        )
     index: int | None = None
     if isinstance(question, int) or str(question).strip().isdigit():
         index = int(question) - 1

@@ -120,6 +120,13 @@ def task_line_start(text: str, step: str) -> int | Literal[Unsure.UNSURE] | None
 
     ``step`` is taken as given (callers strip it).
     """
+    found = task_in_phase(text, step)
+    return found if found is None or found is UNSURE else found[0]
+
+
+def task_in_phase(text: str, step: str) -> tuple[int, int | None] | Literal[Unsure.UNSURE] | None:
+    """:func:`task_line_start` with the number of the phase the task is in (None for
+    a task outside phases): ``(offset, phase)``, None, or :data:`UNSURE`."""
     if STEP_RE.fullmatch(step) is None:
         return None
     if "\0" in text or ("\r" in text and _LONE_CR_RE.search(text) is not None):
@@ -136,8 +143,8 @@ def task_line_start(text: str, step: str) -> int | Literal[Unsure.UNSURE] | None
     if _first_risky(text, fences, starts) < cutoff:
         return UNSURE
     # nothing above the cutoff is read differently by the tree: decide
-    in_phase: list[int] = []
-    loose: list[int] = []
+    in_phase: list[tuple[int, int | None]] = []
+    loose: list[tuple[int, int | None]] = []
     unsure_phase = unsure_loose = False
     for cand in cands:
         if _inside(fences, starts, cand):
@@ -150,12 +157,15 @@ def task_line_start(text: str, step: str) -> int | Literal[Unsure.UNSURE] | None
             continue  # never a task, whatever its Markdown
         is_task = True if text[cand] not in " \t" else _indented_is_task(text, cand)
         if is_task is None:
-            if phase:
+            if phase is not None:
                 unsure_phase = True
             else:
                 unsure_loose = True
         elif is_task:
-            (in_phase if phase else loose).append(cand)
+            if phase is not None:
+                in_phase.append((cand, phase))
+            else:
+                loose.append((cand, None))
     # a step that two tasks have is ambiguous: the tree confirms it, and the update is
     # refused (so is any doubt about a second task)
     if unsure_phase or len(in_phase) > 1:
@@ -300,9 +310,10 @@ def _columns(line: str) -> int:
 
 def _context(
     text: str, fences: list[tuple[int, int]], starts: list[int], offset: int
-) -> tuple[bool, bool] | None:
-    """(in a section, in a phase) for the line at ``offset``, from the headings above
-    it, read as :mod:`plankit.checklist.structure` reads them; None when unsure."""
+) -> tuple[bool, int | None] | None:
+    """(in a section, the number of the phase it is in or None) for the line at
+    ``offset``, from the headings above it, read as :mod:`plankit.checklist.structure`
+    reads them; None when unsure."""
     closed = False  # a malformed phase heading ends a phase (outside sections)
     pos = offset
     while pos > 0:
@@ -320,19 +331,20 @@ def _context(
         line = _line(text, start)
         level = len(line) - len(line.lstrip("#"))
         if level == 1:
-            return False, False
+            return False, None
         if level > 3:
             continue
         content = _heading_text(line, level)
         if content is None:
             return None
         if level == 2:
-            return content.lower().startswith(_SECTIONS), False
-        if _PHASE_TEXT_RE.fullmatch(content) is not None:
-            return False, not closed
+            return content.lower().startswith(_SECTIONS), None
+        heading = _PHASE_TEXT_RE.fullmatch(content)
+        if heading is not None:
+            return False, None if closed else int(heading.group(1))
         if content[:6].lower() == "phase ":
             closed = True
-    return False, False
+    return False, None
 
 
 def _heading_text(line: str, level: int) -> str | None:

@@ -41,7 +41,8 @@ def manager_factory(
             from plankit.checklist.manager import PlanManager
             from plankit.checklist.stores import open_store
 
-            made.append(PlanManager(open_store(store, cell=cell, credentials=credentials), cell))
+            opened = open_store(store, cell=cell, credentials=credentials)
+            made.append(PlanManager(opened, cell, front_end="mcp"))
         return made[0]
 
     return factory

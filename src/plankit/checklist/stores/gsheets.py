@@ -215,10 +215,10 @@ class GoogleSheets:
     def _call(self, what: str, fn: Callable[[Any], T]) -> T:
         """``fn(http)``, tried again on rate limits, server failures and dropped
         connections; any failure left is a one-line :class:`StoreError`."""
+        http = self._connect()  # first: without the gsheets extra it says how to install it
         import requests
         from gspread.exceptions import APIError
 
-        http = self._connect()
         attempt = 0
         while True:
             try:

@@ -111,7 +111,14 @@ def code_from(answer: str, state: str) -> str:
         raise StoreError("nothing was pasted; run `plankit checklist auth` again", code="auth")
     if "://" not in text and "code=" not in text:
         return text
-    query = parse_qs(urlsplit(text).query if "://" in text else text.lstrip("?"))
+    try:
+        query = parse_qs(urlsplit(text).query if "://" in text else text.lstrip("?"))
+    except ValueError as exc:  # unbalanced brackets in the host, and the like
+        raise StoreError(
+            f"the pasted address is not a valid URL ({exc}); paste the whole address the "
+            "browser shows, or the code alone",
+            code="auth",
+        ) from None
     if "error" in query:
         raise StoreError(
             f"Google did not grant access ({query['error'][0]}); run `plankit checklist auth` "

@@ -123,6 +123,8 @@ class MarkdownFile(LockedFileStore["_Session"]):
     """A PLAN.md file; see the module docstring."""
 
     label = "a Markdown file"
+    plan_is_file = True
+    """The plan is the whole file: messages name the file, never a cell."""
     max_cell_chars: int | None = None
 
     def __init__(

@@ -34,6 +34,9 @@ from plankit.checklist.stores.files import (
 )
 from plankit.checklist.stores.xlsx_package import Package, check_sheet_name
 
+MAX_WORKBOOK_BYTES = 512 * 1024 * 1024
+"""Largest workbook file read (512 MiB)."""
+
 
 class _Session:
     """One visit to the workbook: read on first use, written on commit if changed."""
@@ -122,17 +125,24 @@ class XlsxWorkbook(LockedFileStore["_Session"]):
             return None
         if os.path.isdir(path):
             raise StoreError(f"{path} is a directory, not an xlsx workbook", code="not-a-workbook")
+        from plankit.textio import read_bytes_limited
+
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
+            return read_bytes_limited(path, MAX_WORKBOOK_BYTES)
+        except IsADirectoryError:
+            raise StoreError(
+                f"{path} is a directory, not an xlsx workbook", code="not-a-workbook"
+            ) from None
         except PermissionError:
             raise StoreError(
                 f"{path} cannot be read (permission denied)", code="unreadable"
             ) from None
         except FileNotFoundError:  # replaced between the check and the open: no file
             return None
-        except OSError as exc:
-            raise StoreError(f"{path} cannot be read ({exc.strerror})", code="unreadable") from None
+        except OSError as exc:  # a FIFO or a device (never waited on), over the size limit
+            raise StoreError(
+                f"{path} cannot be read as a workbook ({exc.strerror})", code="unreadable"
+            ) from None
 
     def _save(self, data: bytes) -> None:
         from plankit.textio import write_bytes_atomic

@@ -23,10 +23,8 @@ the cost grows with the workbook, not with the plan.  :class:`Package` instead:
 Text is stored with Excel's escapes (``_x000D_`` for a carriage return, ``_xHHHH_``
 for control characters, ``_x005F_`` before a literal ``_xHHHH_``).
 
-A workbook is untrusted input.  A part is never inflated beyond
-:data:`MAX_PART_BYTES` (its declared size is checked before anything is decompressed,
-and it is inflated a mebibyte at a time, never past its declared size), and a part that declares a
-DOCTYPE (the only way to declare entities) is refused before any XML parser sees it.
+A workbook is untrusted input: its parts are read within the limits of
+:mod:`plankit.checklist.stores.xlsx_limits` (no zip bomb, no entities).
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from dataclasses import dataclass
 from xml.etree import ElementTree as ET
 
 from plankit.checklist.errors import StoreError
+from plankit.checklist.stores.xlsx_limits import check_part_count, read_part
 from plankit.checklist.stores.xlsx_sheet import SheetXml, excel_unescape, prefix_of, xml_text
 from plankit.checklist.stores.zipcopy import rebuild
 
@@ -58,10 +57,6 @@ EXCEL_RESERVED_SHEET_NAMES = ("history",)
 EXCEL_SHEET_NAME_LIMIT = 31
 """Most characters in an Excel sheet name."""
 _SHEET_NAME_FORBIDDEN = set(":\\/?*[]")
-
-MAX_PART_BYTES = 64 * 1024 * 1024
-"""Most bytes a workbook part may inflate to (a plan sheet is kilobytes; a zip bomb is
-gigabytes)."""
 
 _XMLNS_RE = re.compile(r"""\sxmlns(?::([\w.-]+))?\s*=\s*["']([^"']*)["']""")
 
@@ -162,6 +157,7 @@ class Package:
     def __init__(self, data: bytes, label: str) -> None:
         self.data = data
         self.label = label
+        check_part_count(data, label)
         try:
             self.zip = zipfile.ZipFile(io.BytesIO(data))
             self.infos = self.zip.infolist()
@@ -186,15 +182,7 @@ class Package:
         if name in self.changed:
             return self.changed[name]
         try:
-            info = self.zip.getinfo(name)
-            if info.file_size > MAX_PART_BYTES:
-                raise StoreError(
-                    f"{self.label}: the workbook part {name} inflates to {_mib(info.file_size)}, "
-                    f"over the {_mib(MAX_PART_BYTES)} limit for a part (a zip bomb?); "
-                    "nothing was changed",
-                    code="not-a-workbook",
-                )
-            data = _inflate(self.zip, info)
+            return read_part(self.zip, name, self.label)
         except KeyError:
             raise StoreError(
                 f"{self.label} could not be read as an xlsx workbook (the part {name} is "
@@ -207,14 +195,6 @@ class Package:
                 f"damaged: {exc}); nothing was changed",
                 code="not-a-workbook",
             ) from None
-        if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-            raise StoreError(
-                f"{self.label}: the workbook part {name} declares a DOCTYPE or entities, which "
-                "spreadsheet programs never write; refused (open and save the workbook in "
-                "Excel or LibreOffice); nothing was changed",
-                code="not-a-workbook",
-            )
-        return data
 
     def text(self, name: str) -> str:
         return _decode(self.read(name), name)
@@ -471,21 +451,6 @@ def _resolve(folder: str, target: str) -> str:
     if target.startswith("/"):
         return posixpath.normpath(target[1:])
     return posixpath.normpath(posixpath.join(folder, target))
-
-
-def _inflate(package: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """The part's bytes, inflated a mebibyte at a time: ``zipfile`` stops at the declared
-    size (then checks the CRC), so a part that lies about its size is found damaged
-    without being inflated whole."""
-    chunks: list[bytes] = []
-    with package.open(info) as part:
-        while chunk := part.read(1024 * 1024):
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):,.0f} MiB" if size >= 1024 * 1024 else f"{size:,} bytes"
 
 
 def _number_text(value: str) -> str:

@@ -34,7 +34,7 @@ def check_only(plan: str | None, session_name: str | None, as_json: bool) -> NoR
         if as_json:
             echo_json({"valid": False, "errors": diagnostics_json([exc.diagnostic()])})
         fail(str(exc))
-    diagnostics = [issue.diagnostic() for issue in checked.issues]
+    diagnostics = list(checked.issues)
     if as_json:
         echo_json(
             {
@@ -46,7 +46,7 @@ def check_only(plan: str | None, session_name: str | None, as_json: bool) -> NoR
             }
         )
     for issue in checked.issues:  # a diff against the closest region under its FIND's error
-        click.echo(issue.diagnostic().format(checked.plan), err=True)
+        click.echo(issue.format(checked.plan), err=True)
         if issue.detail:
             click.echo("\n".join(f"    {ln}" for ln in issue.detail.splitlines()), err=True)
     if diagnostics:

@@ -29,7 +29,7 @@ def outcome_json(turn: Turn | None, outcome: Outcome, plan: str) -> dict[str, ob
         "interrupted": outcome.interrupted,
         "recovered": outcome.recovered,
         "message": outcome.message or None,
-        "errors": diagnostics_json((i.diagnostic() for i in outcome.validation), plan),
+        "errors": diagnostics_json(outcome.validation, plan),
     }
 
 
@@ -117,7 +117,7 @@ def execute(
         click.echo(f"{outcome.status}: {turn.report_path if turn else ''}", err=True)
     shown = turn.rel("plan.md") if turn is not None else (plan or "plan.md")
     for issue in outcome.validation:  # as teddy parse tells problems, a diff under its error
-        click.echo(issue.diagnostic().format(shown), err=True)
+        click.echo(issue.format(shown), err=True)
         if issue.detail:
             click.echo("\n".join(f"    {ln}" for ln in issue.detail.splitlines()), err=True)
     if outcome.next_turn is not None:

@@ -16,6 +16,9 @@ from typing import Literal
 
 from plankit.teddy.context.urls import is_url_entry
 
+MAX_CONTEXT_FILE_BYTES = 1024 * 1024
+"""Largest context file read (1 MiB: tens of thousands of entries)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ContextEntry:
@@ -86,9 +89,10 @@ def read_context_file(path: Path) -> list[str]:
     :class:`~plankit.errors.InputError`.
     """
     from plankit.errors import InputError
+    from plankit.textio import read_bytes_limited
 
     try:
-        data = path.read_bytes()
+        data = read_bytes_limited(path, MAX_CONTEXT_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:

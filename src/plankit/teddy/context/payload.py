@@ -151,9 +151,12 @@ def _render_resource(out: list[str], entry: ContextEntry, body: Body) -> None:
 
 
 def _memos(root: Path) -> str | None:
+    from plankit.textio import read_bytes_limited
+    from plankit.yamllimits import MAX_YAML_BYTES
+
     path = root / ".teddy" / "memos.yaml"
     try:
-        data = path.read_bytes()
+        data = read_bytes_limited(path, MAX_YAML_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

@@ -135,6 +135,30 @@ def _protected(rule: str, where: str) -> Body:
     )
 
 
+def _opened_refusal(
+    resolver: Resolver, fd: int, stats: tuple[os.stat_result, os.stat_result], *, checked: bool
+) -> Body | None:
+    where = _opened_where(fd)
+    if where is not None and where.endswith(" (deleted)"):
+        # the name opened was removed or replaced while the file was read
+        return Body(None, "Changed while it was read (replaced or removed); not shown.")
+    if where is not None and not resolver.inside(where):
+        return Body(None, "Refused: a symbolic link on this path leads outside the project root.")
+    if not checked:
+        return None
+    if where is not None:
+        rule = resolver.protected_rule(where)
+        if rule is not None:
+            return _protected(rule, f"it leads to `{os.path.relpath(where, resolver.root)}`")
+    if any(resolver.links_to_protected(st) for st in stats):
+        return Body(
+            None,
+            "Refused: a hard link to a protected file (protected_paths.read in "
+            ".teddy/config.yaml); not read.",
+        )
+    return None
+
+
 def file_body(resolver: Resolver, rel: str, max_bytes: int, *, checked: bool = True) -> Body:
     """The content of root-relative ``rel``.  Protected paths (``checked``) are refused
     where the path leads before it is opened, and again on the file actually opened: where
@@ -158,24 +182,8 @@ def file_body(resolver: Resolver, rel: str, max_bytes: int, *, checked: bool = T
         return Body(None, "A directory, not a file: name the files to read instead.")
     except OSError as exc:
         return Body(None, plain(f"Cannot be read: {exc.strerror or exc}."))
-    refused = "Refused: a symbolic link on this path leads outside the project root."
     try:
-        # what was opened is what is read: check where it really is (a directory swapped
-        # for a link between the check above and the open must not lead outside)
-        where = _opened_where(fd)
-        if where is not None and not resolver.inside(where):
-            return Body(None, refused)
-        if checked and where is not None:
-            rule = resolver.protected_rule(where)
-            if rule is not None:
-                return _protected(rule, f"it leads to `{os.path.relpath(where, resolver.root)}`")
         st = os.fstat(fd)
-        if checked and stat.S_ISREG(st.st_mode) and resolver.links_to_protected(st):
-            return Body(
-                None,
-                "Refused: a hard link to a protected file (protected_paths.read in "
-                ".teddy/config.yaml); not read.",
-            )
         if stat.S_ISDIR(st.st_mode):
             return Body(None, "A directory, not a file: name the files to read instead.")
         if not stat.S_ISREG(st.st_mode):
@@ -187,7 +195,14 @@ def file_body(resolver: Resolver, rel: str, max_bytes: int, *, checked: bool = T
             if not more:
                 break
             data += more
-        size = max(os.fstat(fd).st_size, len(data))
+        after = os.fstat(fd)
+        size = max(after.st_size, len(data))
+        # what was read is what is checked, after the read: where the file opened really
+        # is (a link swapped in after the check above), and whether it is a protected file
+        # under another name (a hard link, even one removed meanwhile)
+        refusal = _opened_refusal(resolver, fd, (st, after), checked=checked)
+        if refusal is not None:
+            return refusal
     except OSError as exc:
         return Body(None, plain(f"Cannot be read: {exc.strerror or exc}."))
     finally:

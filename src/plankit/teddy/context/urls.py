@@ -138,8 +138,10 @@ def fetch_url(
     """
     cached = cache_path(cache_dir, url) if cache_dir is not None else None
     if cached is not None:
-        try:
-            return cached.read_bytes().decode("utf-8", "replace")
+        from plankit.textio import read_bytes_limited
+
+        try:  # at most what a fetch can store; a FIFO or a device is never waited on
+            return read_bytes_limited(cached, 4 * MAX_DOWNLOAD_BYTES).decode("utf-8", "replace")
         except FileNotFoundError:
             pass
         except OSError as exc:

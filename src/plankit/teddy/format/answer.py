@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from plankit.teddy.format.changes import Change, Preprocessed
-from plankit.teddy.format.envelope import from_json, last_plan, several_plans
+from plankit.teddy.format.envelope import from_json, last_plan, several_plans, xml_wrapper
 from plankit.teddy.format.fence_events import REMARKS_RE
 from plankit.teddy.format.parse import action_type_of, check_plan, section_of
 from plankit.teddy.format.parse.tail import fence_with_text, is_sentence, unclosed_reading
@@ -346,6 +346,10 @@ def answer_to_plan(text: str) -> Preprocessed:
     if held is not None and check_plan(body)[0] is None:
         body = held[0]
         dropped.append(held[1])
+    tagged = xml_wrapper(body)
+    if tagged is not None and check_plan(body)[0] is None:
+        body = tagged[0]
+        dropped.append(tagged[1])
     found = _find_plan(body)
     if found is None:
         attempt = _repair(body, 0)
@@ -394,6 +398,13 @@ def _corrected(
     return attempt, dropped
 
 
+def repairs_note(what: str, changes: tuple[Change, ...]) -> str:
+    """``what``, then one Markdown list item per change or problem, with its line: how
+    ``teddy acp``, the re-plan feedback and report.md say what was repaired."""
+    items = [f"- line {c.line}: {c.message}" for c in changes]
+    return f"{what}:\n" + "\n".join(items)
+
+
 Edit = tuple[int, int, str]
 """``(start, end, replacement)``: the text's characters from ``start`` to ``end`` replaced."""
 
@@ -411,7 +422,7 @@ def answer_edits(text: str) -> tuple[tuple[Edit, ...], tuple[Change, ...]] | Non
     """
     if text.startswith("\ufeff") or _find_plan(text) is not None:
         return None
-    if from_json(text) is not None or last_plan(text) is not None or reshape(text)[1]:
+    if from_json(text) or xml_wrapper(text) or last_plan(text) or reshape(text)[1]:
         return None  # steps that only answer_to_plan takes
     sanitizer = Sanitizer(text)
     try:

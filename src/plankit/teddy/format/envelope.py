@@ -13,6 +13,10 @@ parse:
     the rest of the road); none, or two different ones: the answer is left alone.  A
     Markdown answer that holds a JSON example is never read as JSON: it does not start
     with one.
+``wrapper``
+    The plan is wrapped in a tag (``<plan>`` on the line before the title, ``</plan>``
+    after the plan): the closing tag and what follows are dropped (the opening one goes
+    with the text before the title).
 ``plan``
     The answer holds two or more complete plans (a title, then an Action Plan with a
     heading after it) and the text right before the last one corrects what came
@@ -42,6 +46,10 @@ _CORRECTION_RE = re.compile(
     re.I,
 )
 _ACTION_PLAN_RE = re.compile(r"^ {0,3}#{1,3}[ \t]+[*_`]*action[ _-]?plan\b", re.I | re.M)
+_ACTION_PLAN_HEADING_RE = re.compile(
+    r"^ {0,3}(?:#{1,6}[ \t]+|\*\*)[*_`]*action[ _-]?plan\b", re.I | re.M
+)
+_XML_OPEN_RE = re.compile(r"^[ \t]*<([A-Za-z][\w.-]*)>[ \t]*\r?\n(?:[ \t]*\r?\n)*# ", re.M)
 _TITLE_AFTER_RE = re.compile(r"\r?\n[ \t]*\r?\n?# ")
 WRAPPERS = frozenset({"", "markdown", "md", "text", "plan"})
 MAX_PREAMBLE_LINES = 3
@@ -108,10 +116,35 @@ def from_json(body: str) -> tuple[str, Change] | None:
     )
 
 
+def xml_wrapper(body: str) -> tuple[str, Change] | None:
+    """An answer that wraps its plan in a tag (``<plan>`` … ``</plan>``, as a model
+    asked to answer in tags does): the answer cut before the closing tag's line, and the
+    change that says so; None when there is no such tag.  The opening tag, before the
+    title, goes with the text before the plan."""
+    opening = _XML_OPEN_RE.search(body, 0, LEAD_CHARS)
+    if opening is None:
+        return None
+    tail = body[opening.end() :]
+    ends = list(re.finditer(rf"(?m)^[ \t]*</{re.escape(opening[1])}>[ \t]*\r?$", tail))
+    if not ends:
+        return None
+    closing = ends[-1]
+    start = opening.end() + closing.start()
+    line = body.count("\n", 0, start) + 1
+    return body[:start], Change(
+        line,
+        f"dropped the closing tag </{opening[1]}> of the tag wrapped around the plan, and "
+        "what follows it",
+        "wrapper",
+    )
+
+
 def last_plan(body: str) -> tuple[int, Change | None] | None:
     """Where the plan an answer means starts when it holds several: ``(offset, change)``
     (the change None: a problem, the answer does not say which plan it means); None
     when it holds one plan or fewer."""
+    if len(_ACTION_PLAN_HEADING_RE.findall(body)) < 2:
+        return None  # two complete plans have two Action Plan headings
     titles: list[int] = []
     complete: list[bool] = []
     fence: tuple[str, int] | None = None

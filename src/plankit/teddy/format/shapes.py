@@ -19,6 +19,12 @@ blocks (as CommonMark reads them), one kind of line each, where the meaning is p
     right under an action heading or the title, lines written as ``**Key:** value``
     without a bullet (the key an action field, any key under the title) become list
     items ``- **Key:** value``.
+``tail``
+    a closing fence with a sentence after it on its line (```` ``` Next, the tests. ````)
+    right before a section or action heading ends its block, and the sentence, a
+    remark, is dropped (the fence line would otherwise be the block's content; no
+    block opens right before a heading).  The last block's is
+    :func:`plankit.teddy.format.answer`'s.
 ``separator``
     a thematic break (``---``, ``***``) after a blank line and before a section or
     action heading, and an HTML comment after a blank line in the header or between
@@ -32,16 +38,22 @@ its number and each change is reported at its line.  A heading inside a fenced b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from plankit.teddy.format.changes import Change
 from plankit.teddy.format.model import ActionType
 from plankit.teddy.format.parse import action_type_of, section_of
 from plankit.teddy.format.parse.checker import norm_key
 from plankit.teddy.format.parse.fields import CANONICAL_KEY
+from plankit.teddy.format.parse.tail import is_sentence
 
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)")
 _HEADING_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<text>[^\r\n]*?)(?:[ \t]+#+)?[ \t]*")
 _BOLD_LINE_RE = re.compile(r" {0,3}(?:\*\*|__)(?P<text>[^\r\n*_]+?)(?:\*\*|__)[ \t]*:?[ \t]*")
+_VISIT_RE = re.compile(
+    r"^ {0,3}(?:`{3}|~{3}|#{1,6}[ \t]|\*\*|__|<!--|[-*_][ \t]*[-*_][ \t]*[-*_])", re.M
+)
+_LIST_LINE_RE = re.compile(r"[ \t]*(?:[-*+][ \t]|\r?$)|[ \t]{2,}\S")
 _RULE_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _META_RE = re.compile(
     r" {0,3}(?:\*\*|__)(?P<key>[A-Za-z][A-Za-z0-9 _-]*?)[ \t]*(?::(?:\*\*|__)|(?:\*\*|__):)"
@@ -49,6 +61,9 @@ _META_RE = re.compile(
 )
 _NUMBER_RE = re.compile(
     r"^(?:(?:step|action|task)[ \t]*)?\d+[ \t]*[.):-]?[ \t]*(?:[-–—:][ \t]*)?", re.IGNORECASE
+)
+_NAME_AND_PATH_RE = re.compile(
+    r"(?P<name>[^:–—(]+?)[ \t]*(?::|[ \t]-|–|—|\(|(?=[ \t]+`))[ \t]*(?P<path>[^ \t]+?)[ \t)]*"
 )
 _ACTION_WORD_RE = re.compile(r"^(?:step|action|task)[ \t]*[:\-–—][ \t]*", re.IGNORECASE)
 _QUOTES = str.maketrans({"‘": "`", "’": "`", "“": "`", "”": "`", "'": "`", '"': "`"})
@@ -62,12 +77,17 @@ def _bare(text: str) -> str:
     return text.rstrip(":").strip()
 
 
+@lru_cache(maxsize=1024)
 def section_named(text: str) -> str | None:
     """The section a heading's text names once decorations are taken off."""
     found = section_of(text)
-    return found if found is not None else section_of(_bare(text))
+    if found is None:
+        bare = _bare(text)
+        found = section_of(bare) or section_of(_NUMBER_RE.sub("", bare))
+    return found
 
 
+@lru_cache(maxsize=1024)
 def action_named(text: str) -> ActionType | None:
     """The action a heading's or bold line's text names once a number and decorations
     are taken off (``1. `READ```, ``Action 2: EDIT``), or None."""
@@ -80,28 +100,34 @@ def action_named(text: str) -> ActionType | None:
 
 
 class _Scan:
-    """One pass over the lines of a text, recording the rewrites."""
+    """One pass over the lines of a text, recording the rewrites.
+
+    Only the lines a rule may look at are visited (fence lines, headings, lines that
+    start with emphasis, an HTML comment or a rule: one regular expression finds them),
+    so a long plan's content costs little; what a rule needs of the lines between
+    (whether the line before is blank, whether a metadata list goes on) is read from
+    them when it is needed."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
+        self.text = text
+        self.lines = text.split("\n")
         self.out = list(self.lines)
         self.changes: list[Change] = []
         self.section: str | None = None  # None before the title, "header" after it
         self.action: ActionType | None = None
         self.meta = False  # whether the next lines may be a metadata list
+        self.meta_from = 0  # the line after which they may
         self.skip = -1  # the last line of an HTML comment being dropped
 
     def set(self, i: int, new: str, message: str, kind: str) -> None:
-        line = self.lines[i]
-        ending = line[len(line.rstrip("\r\n")) :]
-        self.out[i] = new + ending
+        self.out[i] = new + ("\r" if self.lines[i].endswith("\r") else "")
         self.changes.append(Change(i + 1, message, kind))
 
     def next_text(self, i: int) -> str | None:
         """The next non-blank line after line ``i`` (0-based), or None."""
         for line in self.lines[i + 1 :]:
             if line.strip():
-                return line.strip("\r\n")
+                return line.rstrip("\r")
         return None
 
     def opens_part(self, line: str | None) -> bool:
@@ -114,42 +140,75 @@ class _Scan:
         text = m.group("text")
         return section_named(text) is not None or action_named(text) is not None
 
+    def list_goes_on(self, first: int, last: int) -> bool:
+        """Whether lines ``first`` to ``last`` (exclusive) are blank or list lines."""
+        return all(_LIST_LINE_RE.match(line) for line in self.lines[first:last])
+
     def run(self) -> None:
-        fence: tuple[str, int] | None = None
-        blank = True  # after a blank line or a closing fence: no paragraph goes on
-        for i, raw in enumerate(self.lines):
-            line = raw.rstrip("\r\n")
-            if fence is not None:
-                m = _FENCE_RE.fullmatch(line)
-                if (
-                    m
-                    and m["run"][0] == fence[0]
-                    and len(m["run"]) >= fence[1]
-                    and not m["rest"].strip()
-                ):
-                    fence = None
-                blank = fence is None
-                continue
-            if i <= self.skip:
-                continue
-            m = _FENCE_RE.fullmatch(line)
-            if m and not (m["run"][0] == "`" and "`" in m["rest"]):
-                fence = (m["run"][0], len(m["run"]))
+        closed = -2  # the line of the last closing fence
+        text, lines = self.text, self.lines
+        i, pos = 0, 0
+        m = _VISIT_RE.search(text)
+        while m is not None:
+            i += text.count("\n", pos, m.start())
+            pos = m.start()
+            line = lines[i].rstrip("\r")
+            f = _FENCE_RE.fullmatch(line)
+            if f and not (f["run"][0] == "`" and "`" in f["rest"]) and i > self.skip:
                 self.meta = False
-                blank = False
+                end = self.block_end(i, pos, f["run"][0], len(f["run"]))
+                if end is None:
+                    return  # the block runs to the end of the text
+                i, pos = end
+                closed = i
+                m = _VISIT_RE.search(text, pos + 1)
                 continue
-            if not line.strip():
-                blank = True
-                continue
-            self.line(i, line, blank)
-            blank = False
+            if i > self.skip:
+                if self.meta and not self.list_goes_on(self.meta_from, i):
+                    self.meta = False
+                blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
+                self.line(i, line, blank)
+                self.meta_from = i + 1
+            m = _VISIT_RE.search(text, pos + 1)
+
+    def block_end(self, i: int, pos: int, char: str, length: int) -> tuple[int, int] | None:
+        """The line and offset of the fence that closes the block opened on line ``i``
+        (at offset ``pos``): a bare one of its character, at least as long, or one with a
+        remark after it (:meth:`fence_remark`); None when nothing closes it."""
+        text = self.text
+        for m in _fence_lines_re(char, length).finditer(
+            text, text.find("\n", pos) + 1 or len(text)
+        ):
+            i += text.count("\n", pos, m.start())
+            pos = m.start()
+            line = self.lines[i].rstrip("\r")
+            f = _FENCE_RE.fullmatch(line)
+            if f and (not f["rest"].strip() or self.fence_remark(i, line, f)):
+                return i, pos
+        return None
+
+    def fence_remark(self, i: int, line: str, fence: re.Match[str]) -> bool:
+        """A closing fence with a sentence after it on its line, right before a section
+        or action heading: the fence ends the block, the sentence is a remark (dropped).
+        Whether it was one."""
+        rest = fence["rest"].strip()
+        if self.section is None or not is_sentence(rest) or not self.opens_part(self.next_text(i)):
+            return False
+        self.set(
+            i,
+            line[: fence.end("run")],
+            f"the closing fence here has text after it: read as the end of its block and a "
+            f"remark before the next part, dropped: '{_clip(rest)}'",
+            "tail",
+        )
+        return True
 
     def comment_end(self, i: int) -> int:
         """Blank the rest of the HTML comment that starts at line ``i``."""
         if "-->" in self.lines[i]:
             return i
         for j in range(i + 1, len(self.lines)):
-            self.out[j] = self.lines[j][len(self.lines[j].rstrip("\r\n")) :]
+            self.out[j] = "\r" if self.lines[j].endswith("\r") else ""
             if "-->" in self.lines[j]:
                 return j
         return len(self.lines)
@@ -212,6 +271,8 @@ class _Scan:
         if self.section != "Action Plan":
             return
         found = action_named(text)
+        if found is None and self.action not in FREE:
+            found = self.named_with_its_path(i, text)
         if found is None or not self.may_start_action(text, level):
             if level <= 3:
                 self.action = action_type_of(text)
@@ -221,6 +282,21 @@ class _Scan:
             self.meta = True
             return
         self.start_action(i, line, found)
+
+    def named_with_its_path(self, i: int, text: str) -> ActionType | None:
+        """The action a heading names followed by the path its metadata gives
+        (``### READ: src/app.py``, ``### `CREATE` — `docs/a.md```), or None."""
+        m = _NAME_AND_PATH_RE.fullmatch(text)
+        if m is None:
+            return None
+        found = action_named(m["name"])
+        path = m["path"].strip("`*_[]()<>'\" ")
+        if found is None or not path:
+            return None
+        for line in self.lines[i + 1 : i + 6]:  # the metadata list, right under it
+            if f"[{path}]" in line or f"`{path}`" in line or f"](/{path})" in line:
+                return found
+        return None
 
     def start_action(self, i: int, line: str, found: ActionType) -> None:
         self.set(i, f"### `{found}`", f"rewrote '{line.strip()}' as an action heading", "heading")
@@ -236,10 +312,37 @@ class _Scan:
         m = _META_RE.fullmatch(line)
         if m is None:
             return False
-        if self.section != "header" and norm_key(m["key"]) not in CANONICAL_KEY:
-            return False
+        if self.section != "header" and (
+            self.action is ActionType.CHAT_WITH_USER or norm_key(m["key"]) not in CANONICAL_KEY
+        ):
+            return False  # a message's bold line, or a key no action takes
         self.set(i, "- " + stripped, f"made '{_clip(stripped)}' a metadata list item", "metadata")
         return True
+
+
+_WORDS = (
+    r"(?:rationale|memos|action[ _-]?plan"
+    r"|create|read|edit|execute|research|chat|invoke|conclude|prune)"
+)
+# A line some rule may change (a superset: a line it finds is then read in its place).
+_MAYBE_RE = re.compile(
+    r"^ {0,3}(?:"
+    rf"(?:#|#{{4,6}})[ \t]+[^\n]*?{_WORDS}"  # a heading at another level
+    rf"|##[ \t]+(?!(?:rationale|memos|action plan)[ \t]*\r?$)[^\n]*?{_WORDS}"
+    rf"|###[ \t]+(?![`*]*[A-Z_]+[`*]*[ \t]*\r?$)[^\n]*?{_WORDS}"  # a decorated action heading
+    r"|(?:\*\*|__)[^\n]*(?:\*\*|__)[ \t]*:?"  # a bold line or a bold key
+    r"|([-*_])(?:[ \t]*\1){2,}[ \t]*\r?$"  # a rule
+    r"|<!--"  # a comment
+    r"|(?:`{3,}|~{3,})[ \t]*[^\W\d_][^\n]*?[ \t]\S"  # a fence with words after it
+    r")",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@lru_cache(maxsize=64)
+def _fence_lines_re(char: str, length: int) -> re.Pattern[str]:
+    """Lines that start with a run of ``char`` at least ``length`` long."""
+    return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}", re.M)
 
 
 def _clip(text: str, width: int = 40) -> str:
@@ -249,8 +352,10 @@ def _clip(text: str, width: int = 40) -> str:
 def reshape(text: str) -> tuple[str, tuple[Change, ...]]:
     """``text`` with its headings, metadata lines and separators rewritten (see the
     module documentation), and the changes; ``text`` itself when nothing changed."""
+    if _MAYBE_RE.search(text) is None:
+        return text, ()  # no line any rule could change
     scan = _Scan(text)
     scan.run()
     if not scan.changes:
         return text, ()
-    return "".join(scan.out), tuple(scan.changes)
+    return "\n".join(scan.out), tuple(scan.changes)

@@ -275,7 +275,7 @@ def _executed_plan(turn: Turn) -> Any:
 def _validation_event(turn: Turn, outcome: Outcome) -> dict[str, Any]:
     from plankit.errors import diagnostics_json
 
-    errors = diagnostics_json((i.diagnostic() for i in outcome.validation), turn.rel("plan.md"))
+    errors = diagnostics_json(outcome.validation, turn.rel("plan.md"))
     return {"event": "validation_failed", "turn": turn.name, "errors": errors}
 
 

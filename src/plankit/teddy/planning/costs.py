@@ -40,7 +40,14 @@ def price_per_million(model: str, config: Config) -> tuple[float, float]:
             return input_price, output_price
     try:
         from genai_prices import Usage, calc_price
-
+    except ImportError:
+        raise UnknownPrice(
+            f"the price of model '{model}' is not in config.yaml, and the price table needs "
+            "the models extra: pip install 'plankit[models]' (or add the model to config.yaml "
+            f"as prices: {{{model}: {{input: USD, output: USD}}}})",
+            code="missing-extra",
+        ) from None
+    try:
         million = 1_000_000
         found = calc_price(Usage(input_tokens=million, output_tokens=0), model)
         output = calc_price(Usage(input_tokens=0, output_tokens=million), model)

@@ -142,17 +142,23 @@ def _import_llm() -> None:
         import llm  # noqa: F401
     except ImportError:
         raise ModelError(
-            "the llm library is not installed: `pip install llm`, or plan by hand with --manual",
+            "planning with a language model needs the models extra (llm): "
+            "pip install 'plankit[models]'; or plan by hand with --manual",
             code="no-llm",
         ) from None
 
 
-def register_bundled_plugin() -> None:
-    """Make sure plankit's scripted model is known to llm.
+SCRIPTED_MODEL = "teddy-scripted"
+"""The scripted model's id (:mod:`plankit.teddy.planning.scripted_model`)."""
 
-    plankit declares it as an llm plugin (an entry point in the ``llm`` group); this
-    also registers it when that metadata is missing (a source checkout) or when
-    ``LLM_LOAD_PLUGINS`` limits the plugins llm loads.
+
+def register_scripted_model() -> None:
+    """Make plankit's scripted model, ``teddy-scripted``, known to llm in this process.
+
+    It is for tests and demos, so it is never installed as an llm plugin: ``llm
+    models`` does not list it.  teddy registers it when the model asked for is
+    ``teddy-scripted`` (``--model``, ``TEDDY_MODEL`` or llm's default); a program of
+    one's own calls this before ``llm.get_model("teddy-scripted")``.
     """
     _import_llm()
     from llm.plugins import load_plugins, pm
@@ -179,10 +185,12 @@ def _close_names(name: str) -> list[str]:
 def load_model(name: str | None) -> llm.Model:
     """The model called ``name`` (an id or an alias; None: llm's default), with its key
     checked, so that a missing key is reported before anything is sent."""
-    register_bundled_plugin()
+    _import_llm()
     import llm
 
     shown = name or str(llm.get_default_model())  # type: ignore[no-untyped-call]
+    if shown == SCRIPTED_MODEL:  # asked for by name: the only way it is known
+        register_scripted_model()
     try:
         model = llm.get_model(shown)
     except llm.UnknownModelError:

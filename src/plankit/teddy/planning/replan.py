@@ -38,16 +38,27 @@ FEEDBACK_INTRO = (
 )
 
 
-def feedback_message(errors: Sequence[str], plan_text: str) -> str:
+def feedback_message(errors: Sequence[str], plan_text: str, repairs: Sequence[str] = ()) -> str:
     """The re-plan message: the validation errors (each as ``report.md`` lists it, a diff
-    against the closest region fenced under a FIND that matches nowhere), then the
-    faulty plan verbatim in a fence longer than any backtick run inside it."""
+    against the closest region fenced under a FIND that matches nowhere), the repairs of
+    the model's answer that changed what an action does (``repairs``, with their lines
+    in the answer), then the faulty plan verbatim in a fence longer than any backtick run
+    inside it."""
     from plankit.teddy.run.report import error_item
 
     out = [FEEDBACK_INTRO, "", "## Validation Errors:"]
     out += [error_item(error) for error in errors]
+    if repairs:
+        out += ["", "## Repairs Made to Your Answer (check that they kept your meaning):"]
+        out += [f"- {line}" for line in repairs]
     out += ["", "## Original Faulty Plan:", fenced(plan_text.rstrip("\n"), "markdown")]
     return "\n".join(out) + "\n"
+
+
+def _repairs(turn: Turn) -> tuple[str, ...]:
+    from plankit.teddy.format.repairs import action_repairs
+
+    return action_repairs(turn.file("answer.md"), turn.plan_path)
 
 
 def choose_replanner(
@@ -134,7 +145,7 @@ def replan(
     attempts = 0
     while True:
         faulty = current.plan_path.read_text(encoding="utf-8", errors="replace")
-        message = feedback_message(describe(issues), faulty)
+        message = feedback_message(describe(issues), faulty, _repairs(current))
         if attempts >= limit:
             write_text_atomic(target.file(MESSAGE_FILE), message)
             return Replanned(target, False, attempts, tuple(failed_turns))
@@ -200,7 +211,8 @@ def correct_failed_plan(
     if planner is None:
         faulty = failed.plan_path.read_text(encoding="utf-8", errors="replace")
         target = outcome.next_turn.file(MESSAGE_FILE)
-        write_text_atomic(target, feedback_message(describe(outcome.validation), faulty))
+        feedback = feedback_message(describe(outcome.validation), faulty, _repairs(failed))
+        write_text_atomic(target, feedback)
         return Correction(None, None, target)
     if on_start is not None:
         on_start(planner.name, config.replan_max_attempts)

@@ -1,8 +1,9 @@
 """A scripted language model, so that a whole TeDDy session can run offline in tests.
 
-It is an llm plugin: llm knows it as the model ``teddy-scripted`` (plankit declares the
-plugin as an entry point in the ``llm`` group, and :mod:`plankit.teddy.planning.models`
-registers it too when that metadata is missing).  It answers each request with the
+It is an llm plugin that is not installed as one, so that it never appears in a user's
+``llm models``: teddy registers it in its own process when the model asked for is
+``teddy-scripted`` (:func:`plankit.teddy.planning.models.register_scripted_model`, which
+a program of one's own may call too).  It answers each request with the
 next prepared response, in order:
 
 - in Python, :func:`script` sets the responses for the running process; a response

@@ -32,6 +32,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from plankit.errors import PlankitError
 from plankit.markdown.fences import fenced
 from plankit.teddy.format.model import (
     Action,
@@ -48,6 +49,7 @@ from plankit.teddy.format.model import (
 )
 from plankit.teddy.run.actions import file_text
 from plankit.teddy.run.edits import EditFailed, apply_pairs
+from plankit.textio import MAX_TEXT_BYTES, read_bytes_limited
 from plankit.workspace import PathRefused, resolve
 
 READ_ONLY_LINES = 400
@@ -75,7 +77,7 @@ def preview_kind(action: Action) -> PreviewKind:
     return PreviewKind.SIMPLE
 
 
-class PreviewError(Exception):
+class PreviewError(PlankitError):
     """The user's change cannot become an action; ``str()`` says why and what to do."""
 
 
@@ -190,7 +192,7 @@ def file_before(actions: Sequence[Action], index: int, root: Path) -> str:
     assert isinstance(target, Edit)
     text: str | None = None
     try:
-        raw = resolve(root, target.path).read_bytes().decode("utf-8")
+        raw = read_bytes_limited(resolve(root, target.path), MAX_TEXT_BYTES).decode("utf-8")
         text = raw.replace("\r\n", "\n") if "\r\n" in raw else raw
     except FileNotFoundError:
         text = None
@@ -354,7 +356,7 @@ def read_only_view(action: Read | Prune, root: Path) -> tuple[str, str]:
     if res.kind == "url":
         return head, "The URL is fetched when the next turn's input.md is built."
     try:
-        raw = resolve(root, res.target).read_bytes()
+        raw = read_bytes_limited(resolve(root, res.target), MAX_TEXT_BYTES)  # never a FIFO
     except FileNotFoundError:
         return head, "(the file does not exist)"
     except (OSError, PathRefused) as exc:

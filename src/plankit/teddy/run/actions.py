@@ -30,7 +30,7 @@ from plankit.teddy.format.model import (
 )
 from plankit.teddy.run.approval import ChatResponder
 from plankit.teddy.run.edits import EditFailed, edit_file_text, unified_diff
-from plankit.teddy.run.protect import check_protected
+from plankit.teddy.run.protect import check_protected, hard_link_check
 from plankit.teddy.run.report import ActionResult
 from plankit.teddy.run.research import SearchBackend, load_backend
 from plankit.teddy.session.config import Config
@@ -63,8 +63,12 @@ class LocalFiles:
     process swaps in after the path was checked cannot lead a write or read outside.
     Writes are atomic; the paths given are absolute (as :func:`resolve` returns them)."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(
+        self, root: Path | None = None, read_check: Callable[[os.stat_result], None] | None = None
+    ) -> None:
         self.root = root.resolve() if root is not None else None
+        self.read_check = read_check
+        """Given each file read, before and after (it raises to refuse the file)."""
 
     def _split(self, path: Path) -> tuple[Path, str]:
         if self.root is not None:
@@ -83,7 +87,7 @@ class LocalFiles:
         return os.path.lexists(path)
 
     def read_text(self, path: Path) -> str:
-        return read_inside(*self._split(path)).decode("utf-8")
+        return read_inside(*self._split(path), check=self.read_check).decode("utf-8")
 
     def write_text(self, path: Path, text: str) -> None:
         write_inside(*self._split(path), text.encode("utf-8"))
@@ -160,7 +164,9 @@ class Runtime:
 
     def __post_init__(self) -> None:
         if type(self.files) is LocalFiles and self.files.root is None:
-            self.files = LocalFiles(self.root)  # walk from the project root
+            # walk from the project root; a protected file under another name is refused
+            # when it is read, not only when its path was checked
+            self.files = LocalFiles(self.root, hard_link_check(self.root, self.config))
 
     def search_backend(self) -> SearchBackend:
         """The RESEARCH backend, built once."""

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from plankit.errors import Diagnostic
 from plankit.teddy.run.journal import JOURNAL_FILE, replay
 from plankit.teddy.run.outcome import ExecuteError, check_executable, load_plan, turn_to_execute
-from plankit.teddy.run.validate import ValidationIssue, Workspace, turn_workspace, validate_plan
+from plankit.teddy.run.validate import Workspace, turn_workspace, validate_plan
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
 
@@ -28,7 +29,7 @@ class Checked:
     """The session turn whose plan was checked (None in stateless mode)."""
     plan: str
     """The plan as shown in messages: root-relative in a session, else as given."""
-    issues: tuple[ValidationIssue, ...]
+    issues: tuple[Diagnostic, ...]
     """Every problem (none when the plan may run)."""
     actions: int
     """The plan's actions (0 when it does not parse)."""

@@ -229,11 +229,20 @@ class Manifest:
 
 def load_manifest(turn: Turn) -> Manifest | None:
     """The turn's manifest (None when it has none)."""
+    from plankit.textio import MAX_TEXT_BYTES, read_bytes_limited
+
     path = turn.file(MANIFEST_FILE)
     try:
-        raw = path.read_bytes()
+        raw = read_bytes_limited(path, MAX_TEXT_BYTES)  # a FIFO or a device is never waited on
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise CheckpointError(
+            f"the checkpoint manifest cannot be read ({exc.strerror}); nothing can be "
+            "restored from it",
+            code="bad-checkpoint",
+            path=str(path),
+        ) from None
     try:
         return Manifest.from_json(json.loads(raw))
     except (ValueError, KeyError, TypeError) as exc:

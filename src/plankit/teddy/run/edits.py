@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from plankit.errors import PlankitError
 from plankit.teddy.format.model import EditPair
 
 
-class EditFailed(Exception):
+class EditFailed(PlankitError):
     """A FIND that cannot be applied; ``str()`` is the full explanation."""
 
     def __init__(self, message: str, detail: str = "", *, code: str = "find-no-match") -> None:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from plankit.errors import Diagnostic
 from plankit.teddy.format.model import Action, Plan
 from plankit.teddy.format.render import render_plan
 from plankit.teddy.run.actions import Interrupted, Runtime, run_action
@@ -50,7 +51,6 @@ from plankit.teddy.run.recovery import finish_from_journal
 from plankit.teddy.run.report import ActionResult, Report, Status, overall_status, render_report
 from plankit.teddy.run.transition import prepare_next
 from plankit.teddy.run.validate import (
-    ValidationIssue,
     Workspace,
     describe,
     turn_workspace,
@@ -160,7 +160,7 @@ def _run_one(
 
 def _validation_report(
     plan: Plan | None,
-    issues: Sequence[ValidationIssue],
+    issues: Sequence[Diagnostic],
     plan_path: str | None,
     start: _dt.datetime,
     notes: tuple[str, ...] = (),
@@ -238,6 +238,14 @@ def execute_turn(
         lock.release()
 
 
+def _repairs(turn: Turn) -> tuple[str, ...]:
+    """report.md's notes on the repairs of the model's answer that changed an action."""
+    from plankit.teddy.format.repairs import action_repairs
+
+    found = action_repairs(turn.file("answer.md"), turn.plan_path)
+    return tuple(f"repaired from the model's answer: {line}" for line in found)
+
+
 def _execute_locked(
     turn: Turn,
     approver: Approver,
@@ -255,7 +263,7 @@ def _execute_locked(
     try:
         if issues:
             journal.validation_failed()
-            report = _validation_report(plan, issues, plan_rel, start)
+            report = _validation_report(plan, issues, plan_rel, start, _repairs(turn))
             text = render_report(report)
             write_text_atomic(turn.report_path, text)
             journal.reported()
@@ -271,7 +279,7 @@ def _execute_locked(
             run = _run(plan, approver, rt, turn.plan_path, journal, checkpoint)
             if run[2] is Decision.QUIT:
                 return Outcome(None, None, None, run[4], refused=run[3])
-            report = _run_report(plan, run, plan_rel, start, checkpoint.notes)
+            report = _run_report(plan, run, plan_rel, start, _repairs(turn) + checkpoint.notes)
             text = render_report(report)
             write_text_atomic(turn.report_path, text)
             journal.reported()

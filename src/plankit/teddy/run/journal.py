@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 
 JOURNAL_FILE = "journal.jsonl"
 """The journal's name in a turn directory."""
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+"""Longest journal line read back: far above what a turn writes (a 20 MiB plan, cut
+outputs); a longer one is not TeDDy's and ends the replay like a torn line."""
 
 STOPPED_NOTE = (
     "teddy stopped while this action ran (killed, crashed or interrupted); what it had "
@@ -167,9 +171,14 @@ class Replay:
 
 def _entries(path: Path) -> Iterator[dict[str, Any]]:
     """The journal's entries; a line torn by a kill (the last one) is left out."""
-    with path.open("rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return
+    with os.fdopen(fd, "rb") as handle:
+        while raw := handle.readline(MAX_ENTRY_BYTES):
+            if not raw.endswith(b"\n"):  # torn, or longer than any entry TeDDy writes
                 return
             try:
                 entry = json.loads(raw)

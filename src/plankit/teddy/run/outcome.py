@@ -6,11 +6,10 @@ import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from plankit.errors import InputError, PlanError
+from plankit.errors import Diagnostic, InputError, PlanError
 from plankit.teddy.format.model import Plan
 from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.run.report import Status
-from plankit.teddy.run.validate import ValidationIssue
 from plankit.teddy.session.layout import Turn
 from plankit.textio import read_text
 
@@ -33,7 +32,7 @@ class Outcome:
     """What to tell the user when nothing was executed."""
     interrupted: bool = False
     """Whether Ctrl-C stopped the execution."""
-    validation: tuple[ValidationIssue, ...] = ()
+    validation: tuple[Diagnostic, ...] = ()
     """The pre-flight problems, when validation failed."""
     refused: bool = False
     """Nothing ran because nobody could be asked for approval (no terminal)."""
@@ -46,15 +45,14 @@ def now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-def load_plan(path: Path) -> tuple[Plan | None, list[ValidationIssue], str]:
+def load_plan(path: Path) -> tuple[Plan | None, list[Diagnostic], str]:
     """The plan, or its parse problems as validation issues (with their lines and codes,
-    told like validation's own: :meth:`ValidationIssue.describe`)."""
+    told like validation's own: :meth:`~plankit.errors.Diagnostic.describe`)."""
     text = read_text(path).text
     try:
         return parse_plan(text), [], text
     except PlanError as exc:
-        issues = [ValidationIssue(None, d.line, d.message, d.code) for d in exc.diagnostics]
-        return None, issues, text
+        return None, list(exc.diagnostics), text
 
 
 def turn_to_execute(root: Path, plan: Path | None, session_name: str | None) -> Turn | None:

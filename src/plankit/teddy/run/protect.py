@@ -13,6 +13,7 @@ a protected file under another name (a hard link) is refused too.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from plankit.teddy.session.config import Config
@@ -61,6 +62,27 @@ def check_protected(
                 code=CODE,
                 path=shorten(path),
             )
+
+
+def hard_link_check(root: Path, config: Config) -> Callable[[os.stat_result], None]:
+    """A check for a file opened under ``root``: :class:`PathRefused` when it is a file
+    ``protected_paths.read`` protects, under another name (a hard link).  The protected
+    files are listed once, the first time a file with more than one link is checked."""
+    found: list[set[tuple[int, int]]] = []
+
+    def check(st: os.stat_result) -> None:
+        if st.st_nlink < 2 or not config.protected_read:
+            return
+        if not found:
+            found.append(protected_links(root, config.protected_read))
+        if (st.st_dev, st.st_ino) in found[0]:
+            raise PathRefused(
+                "is a hard link to a protected file: plans may not read it under another "
+                "name (protected_paths.read in .teddy/config.yaml)",
+                code=CODE,
+            )
+
+    return check
 
 
 def _refuse_hard_link(root: Path, path: str, real: Path, rules: tuple[str, ...]) -> None:

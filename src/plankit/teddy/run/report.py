@@ -81,7 +81,7 @@ class Report:
     validation_errors: tuple[str, ...] = ()
     """Pre-flight errors (only for a failed validation): ``line N: code message``, and
     for a FIND that matches nowhere the diff against the closest region on the lines
-    after it (:meth:`~plankit.teddy.run.validate.ValidationIssue.describe`)."""
+    after it (:meth:`~plankit.teddy.run.validate.Diagnostic.describe`)."""
     results: tuple[ActionResult, ...] = ()
     """One per action, in plan order."""
     notes: tuple[str, ...] = field(default=())

@@ -76,8 +76,8 @@ class DdgsBackend:
             self.module = importlib.import_module("ddgs")
         except ImportError:
             raise InputError(
-                "RESEARCH needs a search backend: `pip install ddgs`, or set "
-                "research.backend in .teddy/config.yaml",
+                "RESEARCH's web search needs the research extra: pip install "
+                "'plankit[research]' (or set research.backend in .teddy/config.yaml)",
                 code="no-backend",
             ) from None
 

@@ -55,35 +55,6 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class ValidationIssue:
-    """One failed pre-flight check."""
-
-    action: int | None
-    """1-based position of the action in the plan (None for memos)."""
-    line: int
-    """Line of the action's heading in plan.md (0 for memos)."""
-    message: str
-    """What is wrong, naming the action and the file: ``EDIT on `a.py`: …``."""
-    code: str = "invalid-plan"
-    """Stable kebab-case identifier (``file-exists``, ``find-no-match`` …), as in
-    :class:`~plankit.errors.Diagnostic`."""
-    detail: str = ""
-    """More than one line says: for a FIND that matches nowhere, the unified diff of the
-    file's closest region against it."""
-
-    def diagnostic(self) -> Diagnostic:
-        """The issue in the shape of a parse problem (line 0 for the whole plan)."""
-        return Diagnostic(self.line, self.code, self.message)
-
-    def describe(self) -> str:
-        """``line N: code message`` (without ``line N:`` for the whole plan), then the
-        detail on the lines after it: how the report and the re-plan message show it."""
-        where = f"line {self.line}: " if self.line > 0 else ""
-        head = f"{where}{self.code} {self.message}"
-        return f"{head}\n{self.detail}" if self.detail else head
-
-
-@dataclass(frozen=True, slots=True)
 class Workspace:
     """What validation needs to know about the place the plan runs in."""
 
@@ -114,11 +85,14 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
-    """Every pre-flight problem of ``plan`` in ``ws`` (empty when it may run)."""
-    issues: list[ValidationIssue] = []
+def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
+    """Every pre-flight problem of ``plan`` in ``ws`` (empty when it may run): each on
+    the line of its action's heading in plan.md (0 for memos), its message naming the
+    action and the file (``EDIT on `a.py`: …``), a FIND that matches nowhere with the
+    diff of the file's closest region as its detail."""
+    issues: list[Diagnostic] = []
     for problem in check_memos(plan.memos, ws.memos):
-        issues.append(ValidationIssue(None, 0, f"Memos: {problem}", "memo-conflict"))
+        issues.append(Diagnostic(0, "memo-conflict", f"Memos: {problem}"))
     overlay: dict[Path, str] = {}  # files as earlier actions of the plan leave them
     context = (
         {entry.strip("/") for entry in ws.turn_context} if ws.turn_context is not None else None
@@ -128,11 +102,11 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[ValidationIssue]:
     agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
     config = ws.config or load_config(ws.root)
 
-    for index, action in enumerate(plan.actions, 1):
+    for action in plan.actions:
 
         def fail(message: str, target: str | None = None, *, code: str, detail: str = "") -> None:
             label = _label(action, target)  # noqa: B023
-            issues.append(ValidationIssue(index, action.line, f"{label}: {message}", code, detail))  # noqa: B023
+            issues.append(Diagnostic(action.line, code, f"{label}: {message}", detail=detail))  # noqa: B023
 
         def inside(path: str, *, write: bool = False, read: bool = False) -> Path | None:
             try:
@@ -259,8 +233,8 @@ def turn_workspace(turn: Turn, config: Config) -> Workspace:
     )
 
 
-def describe(issues: Sequence[ValidationIssue]) -> list[str]:
+def describe(issues: Sequence[Diagnostic]) -> list[str]:
     """Each issue as the report and the re-plan message show it
-    (:meth:`ValidationIssue.describe`: its line and code first, a diff on the lines
+    (:meth:`~plankit.errors.Diagnostic.describe`: its line and code first, a diff on the lines
     after it)."""
     return [issue.describe() for issue in issues]

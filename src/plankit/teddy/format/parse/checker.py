@@ -7,11 +7,19 @@ line, and nothing that does not fit the format is dropped silently.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from plankit.errors import Diagnostic
 from plankit.markdown.tree import Block, Document, Fence, Heading, ListBlock, Paragraph
 from plankit.teddy.format.parse.tail import unclosed_reading
+
+# a section or action heading: a block holding one was left open before it
+_PLAN_HEADING_RE = re.compile(
+    r"^ {0,3}#{2,3}[ \t]+[`*]*(?:create|read|edit|execute|research|chat_with_user|invoke"
+    r"|conclude|prune|rationale|memos|action plan)[`*]*[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 class Checker:
@@ -35,6 +43,8 @@ class Checker:
         if not fence.closed:
             run = fence.char * fence.length
             reading = unclosed_reading(fence.content, fence.start + 1, fence.char, fence.length)
+            if reading is not None and _PLAN_HEADING_RE.search(fence.content):
+                reading = None  # it swallowed later parts of the plan: its end is elsewhere
             self.error(
                 fence.start,
                 "fence-unclosed",

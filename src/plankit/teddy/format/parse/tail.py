@@ -73,16 +73,28 @@ def _paragraphs(text: str) -> list[tuple[int, str]]:
 
 
 def prose_tail(content: str) -> int | None:
-    """Where the remark-like paragraphs that end ``content`` start (an offset in it),
-    when the content has something else before them, set apart by a blank line; None
-    when the content does not end with prose or is nothing but prose."""
-    paragraphs = _paragraphs(content.replace("\r", ""))
+    """Where the remark that ends ``content`` starts (an offset in it): its last
+    paragraphs when they are prose, or else its last lines when each is a sentence
+    (a remark written right under the last command); None when the content does not end
+    so, or is nothing but that."""
+    plain = content.replace("\r", "")
+    paragraphs = _paragraphs(plain)
     start: int | None = None
     for offset, paragraph in reversed(paragraphs):
         if not is_prose(paragraph):
             break
         start = offset
-    if start is None or start == paragraphs[0][0]:
+    if start is None or not plain[:start].strip():
+        start = None
+        lines = plain.split("\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        at = len(lines)
+        while at > 0 and is_prose(lines[at - 1]):
+            at -= 1
+        if at < len(lines):
+            start = sum(len(line) + 1 for line in lines[:at])
+    if start is None or not plain[:start].strip():
         return None
     return _offset_with_cr(content, start)
 
@@ -119,10 +131,22 @@ def fence_with_text(content: str, char: str, length: int) -> re.Match[str] | Non
     return _FENCE_TEXT_RE.search(content, last.start())
 
 
+TAIL_CHARS = 4096
+"""How much of a block's end is read for a remark: a remark is short, a block may not be."""
+
+
 def unclosed_reading(content: str, first: int, char: str, length: int) -> str | None:
     """What a never-closed block whose content (starting at line ``first``) ends
     ambiguously could mean, as a sentence naming the lines and both readings; None when
-    its end is not ambiguous."""
+    its end is not ambiguous.  Only the content's last :data:`TAIL_CHARS` characters are
+    read."""
+    if len(content) > TAIL_CHARS:
+        cut = content.find("\n", len(content) - TAIL_CHARS)
+        if cut < 0:
+            return None
+        first += content.count("\n", 0, cut + 1)
+        content = "\u2026\n" + content[cut + 1 :]  # a line of content stands for the rest
+        first -= 1
     fence = fence_with_text(content, char, length)
     if fence is not None and not is_sentence(fence.group("rest")):
         line = first + content.count("\n", 0, fence.start())

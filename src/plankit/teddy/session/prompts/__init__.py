@@ -33,6 +33,17 @@ def _overrides(root: Path | None) -> dict[str, Path]:
     return {p.stem.lower(): p for p in folder.glob("*.xml") if p.is_file()}
 
 
+MAX_PROMPT_BYTES = 1024 * 1024
+"""Largest prompt override read (1 MiB)."""
+
+
+def _read_override(path: Path) -> str:
+    """A project's prompt file: UTF-8, at most 1 MiB, a regular file (never a FIFO)."""
+    from plankit.textio import read_text
+
+    return read_text(path, max_bytes=MAX_PROMPT_BYTES).text
+
+
 def agent_name(prompt: str, fallback: str) -> str:
     """The agent a prompt declares (``<agent name="…">``), or ``fallback``."""
     match = _NAME_RE.search(prompt)
@@ -43,7 +54,7 @@ def known_agents(root: Path | None) -> list[str]:
     """Every agent with a prompt (bundled or in the project), by declared name."""
     names = {key: agent_name(text, key.title()) for key, text in _bundled().items()}
     for key, path in _overrides(root).items():
-        names[key] = agent_name(path.read_text(encoding="utf-8"), path.stem)
+        names[key] = agent_name(_read_override(path), path.stem)
     return sorted(names.values(), key=str.lower)
 
 
@@ -52,7 +63,7 @@ def get_prompt(agent: str, root: Path | None = None) -> str:
     key = agent.strip().lower()
     override = _overrides(root).get(key)
     if override is not None:
-        return override.read_text(encoding="utf-8")
+        return _read_override(override)
     bundled = _bundled().get(key)
     if bundled is not None:
         return bundled

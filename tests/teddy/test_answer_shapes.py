@@ -1,0 +1,150 @@
+"""The structural repairs leave alone what only looks like structure.
+
+Each answer below is broken in one way the structural step repairs (``# Action Plan`` at
+level 1), so the step runs on it; what it must not touch is in a CREATE's Markdown
+content, in a message, or in a JSON example.  The repairs themselves are in the
+hand-written corpus (tests/data/answers, test_answer_corpus.py).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plankit.teddy.format.answer import answer_to_plan
+from plankit.teddy.format.parse import check_plan
+from plankit.teddy.format.shapes import action_named, reshape, section_named
+from tests.profiles import examples
+
+HEAD = """# Tidy the docs
+
+## Rationale
+```text
+### 1. Synthesis
+The docs drifted.
+### 2. Justification
+One pass fixes them.
+### 3. Expected Outcome
+Docs match the code.
+### 4. State Dashboard
+- Docs: stale
+```
+
+# Action Plan
+
+"""
+
+
+def _plan(actions: str) -> tuple[str, str]:
+    """The answer (Action Plan at level 1) and the plan it means."""
+    answer = HEAD + actions
+    return answer, answer.replace("\n# Action Plan\n", "\n## Action Plan\n", 1)
+
+
+def _repaired(answer: str) -> str:
+    result = answer_to_plan(answer)
+    assert not result.problems
+    plan, diagnostics = check_plan(result.text)
+    assert plan is not None, diagnostics
+    return result.text
+
+
+def test_headings_rules_and_bold_lines_inside_content_are_content() -> None:
+    content = (
+        "````markdown\n# Guide\n\n## Action plan:\n\n#### `READ`\n\n---\n\n**CREATE**\n\n"
+        "<!-- a comment -->\n\n**File Path:** not metadata\n````\n"
+    )
+    answer, meant = _plan(
+        "### `CREATE`\n- **File Path:** [docs/guide.md](/docs/guide.md)\n" + content
+    )
+    assert _repaired(answer) == meant
+
+
+def test_a_message_keeps_its_headings_bold_lines_and_comments() -> None:
+    message = (
+        "### `CHAT_WITH_USER`\nBefore I go on:\n\n#### Read the logs first\n\n**Read**\n\n"
+        "<!-- the logs are in /var/log -->\n\n**Description:** of what you saw, please.\n"
+    )
+    answer, meant = _plan(message)
+    assert _repaired(answer) == meant
+
+
+def test_a_rule_that_underlines_a_paragraph_is_a_heading_and_stays() -> None:
+    answer, _ = _plan(
+        "### `CHAT_WITH_USER`\nIs this right?\n---\n\n### `READ`\n- Resource: [a](/a)\n"
+    )
+    text, changes = reshape(answer)
+    assert [c.kind for c in changes] == ["heading"]  # only # Action Plan
+    assert "Is this right?\n---\n" in text
+
+
+def test_names_are_read_through_numbers_quotes_and_bold_but_not_through_words() -> None:
+    assert action_named("1. `READ`") == "READ"
+    assert action_named("Action 2: `EDIT`") == "EDIT"
+    assert action_named("Step 3 - “EXECUTE”") == "EXECUTE"
+    assert action_named("**CREATE**:") == "CREATE"
+    assert action_named("Read the config") is None
+    assert action_named("Create a branch") is None
+    assert section_named("Action plan:") == "Action Plan"
+    assert section_named("**Rationale**") == "Rationale"
+    assert section_named("Action plan for a first sync") is None
+
+
+def test_a_json_example_in_a_plan_is_not_read_as_the_plan() -> None:
+    answer, meant = _plan(
+        "### `CHAT_WITH_USER`\nThe API answers like this:\n\n```json\n"
+        '{"plan": "# Not this\\n\\n## Action Plan\\n"}\n```\n\nIs that what you expected?\n'
+    )
+    assert _repaired(answer) == meant
+
+
+shape_line = st.sampled_from(
+    [
+        "# A plan",
+        "# Action Plan",
+        "## Rationale:",
+        "## `READ`",
+        "#### 2. ‘EDIT’",
+        "**CREATE**",
+        "**File Path:** [a.md](/a.md)",
+        "- File Path: [a.md](/a.md)",
+        "---",
+        "<!-- note -->",
+        "<!--",
+        "-->",
+        "```markdown",
+        "```",
+        "~~~",
+        "### `CHAT_WITH_USER`",
+        "Some text.",
+        "",
+    ]
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(shape_line, max_size=40), st.sampled_from(["\n", "\r\n"]))
+def test_reshape_keeps_every_line_and_a_second_pass_changes_nothing(
+    lines: list[str], newline: str
+) -> None:
+    text = newline.join(lines)
+    once, changes = reshape(text)
+    assert once.count("\n") == text.count("\n")
+    assert all(1 <= c.line <= text.count("\n") + 1 for c in changes)
+    assert reshape(once) == (once, ())
+
+
+def test_numbered_section_headings_name_their_sections() -> None:
+    assert section_named("2. Action Plan") == "Action Plan"
+    assert section_named("1) **Rationale**:") == "Rationale"
+    assert section_named("2 plans") is None
+
+
+def test_a_heading_with_a_path_is_an_action_only_when_its_metadata_gives_that_path() -> None:
+    head = "### CREATE: docs/guide.md\n- **File Path:** [{0}](/{0})\n```markdown\n# Guide\n```\n"
+    answer, _ = _plan(head.format("docs/guide.md"))
+    assert "### `CREATE`\n" in _repaired(answer)
+    other, _ = _plan(head.format("docs/other.md"))
+    text, changes = reshape(other)
+    assert "### CREATE: docs/guide.md\n" in text  # two paths: the parser says which is wrong
+    assert [c.kind for c in changes] == ["heading"]  # only # Action Plan
