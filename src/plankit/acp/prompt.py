@@ -181,7 +181,13 @@ def find_plan(prompt: PromptText, root: Path) -> FoundPlan | None:
         if looks_like_plan(text):
             return FoundPlan(text, None, uri)
     for uri in prompt.links:
-        path = file_of(uri)
+        try:
+            path = file_of(uri)
+        except ValueError as error:  # urlparse: unbalanced brackets, a bad port …
+            raise PlanRefused(
+                f"the link {uri!r} is not a valid URI ({error}); send a file:// URI of a "
+                ".md file inside the project, or the plan's text"
+            ) from None
         if path is not None and path.suffix.lower() == ".md":
             inside = plan_path(str(path), root)
             if inside is None:
