@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from plankit.errors import PlankitError
+
 _TITLE = re.compile(r"^ {0,3}#[ \t]+\S", re.MULTILINE)
 # an Action Plan heading however a model writes it (# Action Plan, ## Action plan:, …),
 # or inside a JSON string (the plan of a function call's arguments)
@@ -157,7 +159,7 @@ class FoundPlan:
     """For messages: ``the prompt``, a URI or a path."""
 
 
-class PlanRefused(ValueError):
+class PlanRefused(PlankitError, ValueError):
     """A prompt names a plan TeDDy will not run (a linked file outside the project)."""
 
 

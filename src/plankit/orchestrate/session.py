@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from plankit.errors import PlankitError
 from plankit.orchestrate.client import Record, RunClient
 
 CANCEL_GRACE = 10.0
@@ -261,5 +262,5 @@ class AgentSession:
         self._handles.clear()
 
 
-class AgentFailed(Exception):
+class AgentFailed(PlankitError):
     """The agent could not be started or did not answer; the message says why."""
