@@ -33,6 +33,7 @@ BENCHMARKS = [
     ("bench_acp", 15, 5),
     ("bench_mcp", 15, 5),
     ("bench_board", 5, 2),
+    ("bench_orchestrate", 1, 1),
 ]
 
 

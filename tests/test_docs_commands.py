@@ -31,8 +31,8 @@ _WORD = re.compile(r"[a-z][a-z0-9-]*")
 
 
 def _roots() -> dict[str, click.Command]:
-    from plankit.agentflow.cli import cli as agentctl
     from plankit.cli import cli as plankit
+    from plankit.orchestrate.cli import cli as agentctl  # run and worker added
     from plankit.teddy.cli import cli as teddy
 
     return {"teddy": teddy, "plankit": plankit, "agentctl": agentctl}

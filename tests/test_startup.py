@@ -21,7 +21,12 @@ SMALL_PLAN = "examples/finisher-agent-research.md"
 HEAVY = ("textual", "llm", "openai", "mcp", "acp", "pydantic", "openpyxl", "rich")
 """Top-level packages no CLI may import at start-up (nor any of their submodules)."""
 
-CLI_MODULES = ("plankit.teddy.cli", "plankit.cli", "plankit.agentflow.cli")
+CLI_MODULES = (
+    "plankit.teddy.cli",
+    "plankit.cli",
+    "plankit.agentflow.cli",
+    "plankit.orchestrate.cli",
+)
 ALWAYS_PRESENT = "plankit.teddy.cli"
 
 _MISSING = "<module not found>"

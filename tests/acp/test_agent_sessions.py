@@ -198,6 +198,21 @@ def test_a_linked_plan_outside_the_project_is_refused(
     assert not client.permissions
 
 
+def test_a_malformed_link_is_refused_in_one_line(project: Path, check: SchemaCheck) -> None:
+    client = RecordingClient(project)
+
+    async def main() -> None:
+        async with in_process(TeddyAgent(), client, check) as (conn, transcript):
+            session_id = await start_session(conn, client, project)
+            link = {"type": "resource_link", "name": "x.md", "uri": "file://x[/a.md"}
+            await conn.prompt(session_id=session_id, prompt=[*text("run this"), link])
+            await settled(client, transcript)
+
+    asyncio.run(main())
+    assert "is not a valid URI" in client.message()
+    assert not client.permissions
+
+
 def test_permission_requests_carry_the_diff_and_the_command(
     project: Path, check: SchemaCheck
 ) -> None:

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -144,11 +145,16 @@ def unix_socket(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
     made: list[socket.socket] = []
 
     def make(path: Path) -> None:
+        # bound under a short name, then moved into place: a socket's path is limited to
+        # about 107 bytes, which pytest's temporary directories can exceed
         path.unlink()
+        short = Path(tempfile.mkdtemp(prefix="sock"))  # where pytest makes tmp_path too
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(path))
+        server.bind(str(short / "s"))
         server.listen(1)
         made.append(server)
+        os.rename(short / "s", path)
+        short.rmdir()
 
     yield make
     for server in made:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from plankit import workspace
 from plankit.teddy.context.payload import build_payload
 from tests.security.helpers import edit, plan, read, start_session, teddy
 

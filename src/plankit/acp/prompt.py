@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from plankit.errors import PlankitError
+
 _TITLE = re.compile(r"^ {0,3}#[ \t]+\S", re.MULTILINE)
 # an Action Plan heading however a model writes it (# Action Plan, ## Action plan:, …),
 # or inside a JSON string (the plan of a function call's arguments)
@@ -157,7 +159,7 @@ class FoundPlan:
     """For messages: ``the prompt``, a URI or a path."""
 
 
-class PlanRefused(ValueError):
+class PlanRefused(PlankitError, ValueError):
     """A prompt names a plan TeDDy will not run (a linked file outside the project)."""
 
 
@@ -181,7 +183,13 @@ def find_plan(prompt: PromptText, root: Path) -> FoundPlan | None:
         if looks_like_plan(text):
             return FoundPlan(text, None, uri)
     for uri in prompt.links:
-        path = file_of(uri)
+        try:
+            path = file_of(uri)
+        except ValueError as error:  # urlparse: unbalanced brackets, a bad port …
+            raise PlanRefused(
+                f"the link {uri!r} is not a valid URI ({error}); send a file:// URI of a "
+                ".md file inside the project, or the plan's text"
+            ) from None
         if path is not None and path.suffix.lower() == ".md":
             inside = plan_path(str(path), root)
             if inside is None:

@@ -18,6 +18,7 @@ Host side::
     agentctl prompt overseer
     agentctl gc --older-than DAYS
     agentctl mcp
+    agentctl run GOAL | worker     (added by plankit.orchestrate.cli: agents run by agentflow)
 
 Each command parses its options, calls one :class:`~plankit.agentflow.plane.ControlPlane`
 method and formats the result.  Exit codes: 0 success, 1 invalid input or a failed
@@ -239,15 +240,22 @@ def plan_commit(ctx: click.Context, session: str | None, as_json: bool) -> None:
 @click.pass_context
 def plan_show(ctx: click.Context, number: int | None, session: str | None, as_json: bool) -> None:
     """Show a session's committed plans: threads, tasks in waves, and for the latest
-    commit each task's state, who holds it, and the tasks ready now."""
+    commit each task's state, who holds it, the tasks ready now, and what the runs of
+    `agentctl run`/`worker` recorded (merge commit, files, tool calls, last message)."""
+    from plankit.agentflow.evidence import attach, evidence_text, task_records
     from plankit.agentflow.render import commit_text, progress_dict
 
     plane = control(ctx, as_json)
     record, statuses = call(as_json, lambda: plane.progress(session, number))
+    records = call(as_json, lambda: task_records(plane, session)) if statuses is not None else {}
     if as_json:
-        dump(progress_dict(record, statuses))
+        doc = progress_dict(record, statuses)
+        attach(doc, records)
+        dump(doc)
     else:
         click.echo(commit_text(record, heading="Commit", ready=True, statuses=statuses))
+        if records:
+            click.echo("\nEvidence:\n" + evidence_text(records))
 
 
 @plan.command("graph")

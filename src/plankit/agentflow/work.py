@@ -49,22 +49,25 @@ class WorkMixin:
         *,
         agent: str | None = None,
         lease: float = DEFAULT_LEASE,
+        holder: str | None = None,
     ) -> Claim:
         """Claim one ready task of the session's latest commit, for ``lease`` seconds.
 
-        With ``agent``, tasks assigned to another agent are left alone.  The answer's
+        With ``agent``, tasks assigned to another agent are left alone.  ``holder`` is
+        who the claim is recorded for (default: ``agent``).  The answer's
         ``task`` is ``None`` when nothing is claimable now; ``remaining`` 0 means that
         no work is left.
         """
         lease_ms = _lease_ms(lease)
         with self._db() as conn:
             sid = self._session_id(conn, session)
+            who = holder or agent
             called = claims.claim_call(
-                conn, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
+                conn, sid, agent=agent, holder=who, host=self.host, lease_ms=lease_ms
             )
             task, left = called or conn.write(
                 lambda db: claims.claim(
-                    db, sid, agent=agent, holder=agent, host=self.host, lease_ms=lease_ms
+                    db, sid, agent=agent, holder=who, host=self.host, lease_ms=lease_ms
                 ),
                 durable=False,  # a lost claim only returns its task early
             )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from plankit.errors import PlankitError
 from plankit.textio import write_text_atomic
 
 MODEL_ID = "teddy-scripted"
@@ -33,7 +34,7 @@ of what happens while one is still writing (unset, empty or not a number: no wai
 _CHUNK = 64
 
 
-class ScriptedError(Exception):
+class ScriptedError(PlankitError):
     """The script cannot answer (it is used up, missing or unreadable); the message
     says how to fix it."""
 
