@@ -80,13 +80,19 @@ def task_records(
     ``claim``, ``outcome``, ``started_at`` and ``recorded_at``."""
     with plane._db(write=False) as db:
         found = plane._find(db, session)
-        if not _exists(db):
-            return {}
-        rows = db.execute(
-            "SELECT thread_id, task_id, claim_id, started_at, recorded_at, outcome, record "
-            "FROM task_records WHERE session_id = ? ORDER BY started_at, claim_id",
-            (found.session_id,),
-        ).fetchall()
+        return read_records(db, found.session_id)
+
+
+def read_records(db: Database, session_id: str) -> dict[str, list[dict[str, Any]]]:
+    """:func:`task_records` on an open database, read-only (the board's reader uses it):
+    a database no run wrote to has no table yet, which is no record."""
+    if not _exists(db):
+        return {}
+    rows = db.execute(
+        "SELECT thread_id, task_id, claim_id, started_at, recorded_at, outcome, record "
+        "FROM task_records WHERE session_id = ? ORDER BY started_at, claim_id",
+        (session_id,),
+    ).fetchall()
     out: dict[str, list[dict[str, Any]]] = {}
     for thread_id, task_id, claim_id, started, recorded, outcome, text in rows:
         try:

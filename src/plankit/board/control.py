@@ -391,6 +391,7 @@ def _session_page(db: Any, session_id: str, number: int | None) -> dict[str, Any
     by_thread: dict[str, list[Any]] = {}
     for task in states or []:
         by_thread.setdefault(task.thread_id, []).append(task)
+    records = _records(db, session_id) if states is not None else {}
     plans = []
     for thread in record.threads:
         data = thread.plan.to_dict()
@@ -401,11 +402,43 @@ def _session_page(db: Any, session_id: str, number: int | None) -> dict[str, Any
                 "kind": "current" if thread.current else "additional",
                 "plan": data,
                 "graph": graph_layout(data, tracked) if states is not None else _untracked(data),
-                "tasks": [t.to_dict() for t in by_thread.get(thread.thread_id, [])],
+                "tasks": [
+                    t.to_dict() | _evidence(records.get(f"{thread.thread_id}/{t.task_id}"))
+                    for t in by_thread.get(thread.thread_id, [])
+                ],
             }
         )
     page |= {"commit": record.number, "tracked": states is not None, "plans": plans}
     return page
+
+
+def _records(db: Any, session_id: str) -> dict[str, list[dict[str, Any]]]:
+    """What ``agentctl run`` recorded for each task of the session (none when no run
+    wrote any)."""
+    from plankit.agentflow.evidence import read_records
+
+    return read_records(db, session_id)
+
+
+def _evidence(rows: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A task's newest record as the page shows it: the agent's last plan, what it did
+    and how it ended; nothing when no run recorded the task."""
+    if not rows:
+        return {}
+    last = rows[-1]
+    plans = last.get("plan_updates") or []
+    shown = {
+        key: last.get(key)
+        for key in ("outcome", "agent", "host", "stop_reason", "reason", "merge_commit")
+    }
+    shown |= {
+        "files_changed": list(last.get("files_changed") or []),
+        "last_message": str(last.get("last_message") or "")[:2000],
+        "tool_calls": list(last.get("tool_calls") or [])[-50:],
+        "plan": list(plans[-1]) if plans and isinstance(plans[-1], list) else [],
+        "attempts": len(rows),
+    }
+    return {"evidence": shown}
 
 
 def _untracked(plan: dict[str, Any]) -> dict[str, Any]:

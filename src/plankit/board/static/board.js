@@ -437,16 +437,33 @@ function sessionView(plan) {
           t.depends_on.length ? el("span", { class: "muted", text: ` ← ${t.depends_on.join(", ")}` }) : null,
           tracked && tracked.reason ? el("span", { class: "note failed", text: ` — ${tracked.reason}` }) : null),
         t.subtasks.length ? el("ul", {}, ...t.subtasks.map((x) => el("li", { text: x }))) : null,
-        el("pre", { text: (t.body || "").trim() || t.file })));
+        el("pre", { text: (t.body || "").trim() || t.file }),
+        tracked && tracked.evidence ? evidenceView(tracked.evidence) : null));
     })));
   }
   return out;
+}
+
+// what agentctl run recorded for a task: its agent's last plan, its tool calls, how it ended
+function evidenceView(ev) {
+  const facts = [
+    ["run", `${ev.outcome || "?"} — attempt ${ev.attempts}, agent ${ev.agent || "?"}${ev.host ? " on " + ev.host : ""}`],
+    ["stop reason", ev.stop_reason], ["reason", ev.reason], ["merged as", ev.merge_commit],
+    ["files changed", (ev.files_changed || []).join(", ")], ["last message", ev.last_message],
+  ].filter(([, v]) => v);
+  return el("div", { class: "evidence", "data-evidence": ev.outcome || "" },
+    el("dl", {}, ...facts.flatMap(([k, v]) => [el("dt", { text: k }), el("dd", { text: String(v) })])),
+    ev.plan.length ? el("ul", { class: "tasks", "aria-label": "the agent's plan" }, ...ev.plan.map((e) =>
+      el("li", { "data-state": e.status }, stateIcon(e.status === "completed" ? "done" : e.status === "in_progress" ? "doing" : "todo", e.status), ` ${e.content}`))) : null,
+    ev.tool_calls.length ? el("ul", { "aria-label": "tool calls" }, ...ev.tool_calls.map((c) =>
+      el("li", { text: `${c.kind}: ${c.title} → ${c.exit_status}` }))) : null);
 }
 
 function acpView(plan) {
   return [problems(plan.errors, "errors", "Problems"), el("ul", { class: "tasks" }, ...(plan.entries || []).map((e) =>
     el("li", { "data-state": e.state }, stateIcon(e.state, ((e._meta || {}).plankit || {}).status || e.status), ` ${e.content}`,
       ((e._meta || {}).plankit || {}).reason ? el("span", { class: "note " + e.state, text: ` — ${e._meta.plankit.reason}` }) : null,
+      ((e._meta || {}).plankit || {}).note ? el("span", { class: "muted", text: ` — ${e._meta.plankit.note}` }) : null,
       el("span", { class: "muted", text: e.priority ? ` (${e.priority})` : "" }))))];
 }
 
