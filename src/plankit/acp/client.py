@@ -256,6 +256,23 @@ def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> N
             os.killpg(process.pid, sig)
 
 
+async def end_agent_process(process: asyncio.subprocess.Process, grace: float) -> None:
+    """End an agent the way a well-behaved one expects: its stdin closed, then ``grace``
+    seconds to exit, then SIGTERM to its process group, then SIGKILL, each with the same
+    grace (``plankit acp run`` and ``agentctl run`` both stop their agents so)."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            process.stdin.close()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            _signal_group(process, sig)
+        try:
+            await asyncio.wait_for(process.wait(), grace)
+            break
+        except TimeoutError:
+            continue
+
+
 @asynccontextmanager
 async def agent_process(
     client: Any, command: list[str], *, cwd: Path, observers: list[Any]
@@ -289,16 +306,7 @@ async def agent_process(
         yield conn, process
     finally:
         await conn.close()
-        with contextlib.suppress(OSError, RuntimeError):
-            process.stdin.close()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
-                _signal_group(process, sig)
-            try:
-                await asyncio.wait_for(process.wait(), AGENT_EXIT_WAIT)
-                break
-            except TimeoutError:
-                continue
+        await end_agent_process(process, AGENT_EXIT_WAIT)
 
 
 class Interrupts:

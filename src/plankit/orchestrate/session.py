@@ -62,12 +62,6 @@ def mcp_server(env: dict[str, str]) -> Any:
     )
 
 
-def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-
-
 class AgentSession:
     """An agent started for one piece of work (see the module documentation)."""
 
@@ -242,17 +236,9 @@ class AgentSession:
                 await self._conn.close()
         process = self.process
         if process is not None:
-            if process.stdin is not None:
-                with contextlib.suppress(OSError, RuntimeError):
-                    process.stdin.close()
-            for sig in (None, signal.SIGTERM, signal.SIGKILL):
-                if sig is not None:
-                    _signal_group(process, sig)
-                try:
-                    await asyncio.wait_for(process.wait(), EXIT_GRACE)
-                    break
-                except TimeoutError:
-                    continue
+            from plankit.acp.client import end_agent_process
+
+            await end_agent_process(process, EXIT_GRACE)
             # Whatever the agent left in its group goes with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
