@@ -36,6 +36,7 @@ character is).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -226,3 +227,31 @@ def check_message(message: dict[str, Any], *, object_results: bool = False) -> C
         why = f"the peer answered with {_kind(message['result'])} instead of a result object"
         return Checked(message=error_reply(ident, INTERNAL_ERROR, why))
     return Checked(message=message)
+
+
+# --- the first line, read before an SDK is imported -----------------------------------------
+
+
+FIRST_LINE_MAX = 1024 * 1024
+"""A first line longer than this is left to the SDK's reader."""
+
+
+def read_first_line(fd: int) -> tuple[bytes | None, bytes]:
+    """The first line of ``fd`` (None at the end of input, or when it is longer than
+    :data:`FIRST_LINE_MAX`) and whatever was read after it."""
+    buffer = b""
+    while b"\n" not in buffer:
+        if len(buffer) > FIRST_LINE_MAX:
+            return None, buffer
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return (buffer or None), b""
+        buffer += chunk
+    line, _, rest = buffer.partition(b"\n")
+    return line + b"\n", rest
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd`` (a pipe may take less than asked at once)."""
+    while data:
+        data = data[os.write(fd, data) :]

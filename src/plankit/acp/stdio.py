@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from plankit.acp.contract import Planner, client_caps, initialize_result
 from plankit.errors import InputError
+from plankit.jsonrpc import read_first_line, write_all
 
 if TYPE_CHECKING:
     import asyncio
@@ -52,29 +53,6 @@ def load_planner(spec: str) -> Planner:
     return planner
 
 
-_FIRST_LINE_MAX = 1024 * 1024
-
-
-def _read_line(fd: int) -> tuple[bytes | None, bytes]:
-    """The first line of ``fd`` (None at end of input, or when it is longer than a
-    mebibyte: left to the SDK's reader) and whatever came after it."""
-    buffer = b""
-    while b"\n" not in buffer:
-        if len(buffer) > _FIRST_LINE_MAX:
-            return None, buffer
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return (buffer or None), b""
-        buffer += chunk
-    line, _, rest = buffer.partition(b"\n")
-    return line + b"\n", rest
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
-
-
 def answer_initialize(line: bytes, out: int) -> tuple[bool, bool, bool] | None:
     """Answer ``line`` on ``out`` when it is an ``initialize`` request; the client's
     capabilities, or None when it is anything else (left to the SDK, malformed lines
@@ -87,7 +65,7 @@ def answer_initialize(line: bytes, out: int) -> tuple[bool, bool, bool] | None:
     if "id" not in message or not isinstance(message.get("params"), dict):
         return None
     answer = {"jsonrpc": "2.0", "id": message["id"], "result": initialize_result()}
-    _write_all(out, (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8"))
+    write_all(out, (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8"))
     return client_caps(message["params"])
 
 
@@ -159,7 +137,7 @@ def serve(
     os.dup2(2, 1)
     loader = threading.Thread(target=_preload, name="acp-import", daemon=True)
     loader.start()
-    first, rest = _read_line(0)
+    first, rest = read_first_line(0)
     if first is None and not rest:
         return
     caps = answer_initialize(first, protocol_out) if first is not None else None

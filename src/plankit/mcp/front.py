@@ -16,7 +16,6 @@ Nothing here imports the SDK.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from plankit.jsonrpc import check_line, surrogate_problem
@@ -27,24 +26,6 @@ test checks them against ``mcp_types.version``); any other request gets the newe
 
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 """What the servers advertise: tools, and nothing they do not have."""
-
-FIRST_LINE_MAX = 1024 * 1024
-"""A first line longer than this is left to the SDK's reader."""
-
-
-def read_first_line(fd: int) -> tuple[bytes | None, bytes]:
-    """The first line of ``fd`` (None at the end of input, or when it is longer than
-    :data:`FIRST_LINE_MAX`) and whatever was read after it."""
-    buffer = b""
-    while b"\n" not in buffer:
-        if len(buffer) > FIRST_LINE_MAX:
-            return None, buffer
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return (buffer or None), b""
-        buffer += chunk
-    line, _, rest = buffer.partition(b"\n")
-    return line + b"\n", rest
 
 
 def _vouched(params: Any) -> bool:

@@ -35,18 +35,15 @@ from plankit.jsonrpc import (
     check_line,
     encode,
     error_reply,
+    read_first_line,
     surrogate_problem,
     too_long,
+    write_all,
 )
 
 if TYPE_CHECKING:
     import anyio
     from mcp.server.mcpserver import MCPServer
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
 
 
 class _Output:
@@ -71,7 +68,7 @@ class _Output:
         async with self.lock:
             if not self.closed:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, self.fd, _utf8(text))
+                    await anyio.to_thread.run_sync(write_all, self.fd, _utf8(text))
                 except (BrokenPipeError, ConnectionResetError):
                     self.closed = True
         return len(text)
@@ -226,7 +223,7 @@ def run_stdio(build: Callable[[], MCPServer[Any]], name: str, instructions: str)
     building it is raised once the first line has been read."""
     import anyio
 
-    from plankit.mcp.front import initialize_answer, read_first_line
+    from plankit.mcp.front import initialize_answer
 
     wire_in, wire_out = _claim_stdio()
     built: list[MCPServer[Any]] = []
@@ -243,7 +240,7 @@ def run_stdio(build: Callable[[], MCPServer[Any]], name: str, instructions: str)
     first, rest = read_first_line(wire_in)
     answer = initialize_answer(first, name, instructions) if first is not None else None
     if answer is not None:
-        _write_all(wire_out, encode(answer))
+        write_all(wire_out, encode(answer))
     loader.join()
     if failed:
         raise failed[0]
