@@ -71,12 +71,7 @@ class ConfinedTerminals(Terminals):
     ) -> str:
         from acp.schema import EnvVariable
 
-        from acp import RequestError
-
-        if cwd and not _inside(self.root, cwd):
-            raise RequestError.invalid_params(
-                {"details": f"'{cwd}' is outside the working directory {self.root}; refused"}
-            )
+        # the cwd is confined to the worktree by Terminals.create itself
         extra = [EnvVariable(name=k, value=v) for k, v in self.env.items()]
         return await super().create(command, args, [*extra, *(env or ())], cwd, limit)
 
