@@ -38,7 +38,7 @@ from typing import IO, Any, Literal, TypeAlias, TypeVar, cast
 
 from plankit.acp.asking import option_name
 from plankit.acp.display import View
-from plankit.acp.host import Files, Terminals
+from plankit.acp.host import FileMethods, Files, Terminals
 from plankit.acp.host import TerminalMethods as TerminalMethods  # also imported from here
 
 Policy: TypeAlias = Literal["ask", "approve", "deny"]
@@ -107,7 +107,7 @@ async def in_thread(work: Callable[[], T]) -> T:
 
 
 @dataclass(slots=True)
-class PlanClient(TerminalMethods):
+class PlanClient(FileMethods, TerminalMethods):
     """The ACP client (an ``acp.Client``): a view, a permission policy, files, terminals."""
 
     view: View
@@ -182,25 +182,9 @@ class PlanClient(TerminalMethods):
             self, session_id, command, args, env, cwd, output_byte_limit, **kwargs
         )
 
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        from acp.schema import ReadTextFileResponse
-
-        return ReadTextFileResponse(content=self.files.read(path, line, limit))
-
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
-        from acp.schema import WriteTextFileResponse
-
+    def check_write(self) -> None:
         if not self.writes:
             raise _not_offered("fs/write_text_file", "--allow-writes")
-        self.files.write(path, content)
-        return WriteTextFileResponse()
 
 
 class JsonTranscript:

@@ -294,6 +294,37 @@ class Terminals:
         )
 
 
+class FileMethods:
+    """The client side of ACP's ``fs/*`` methods, served by a :class:`Files` in
+    ``self.files`` (shared by ``plankit acp run`` and ``agentctl run``'s clients); a
+    client that offers writes only on request overrides :meth:`check_write`."""
+
+    __slots__ = ()
+    files: Files
+
+    def check_write(self) -> None:
+        """Raise when ``fs/write_text_file`` is not offered (it is, here)."""
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        from acp.schema import ReadTextFileResponse
+
+        return ReadTextFileResponse(content=self.files.read(path, line, limit))
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        from acp.schema import WriteTextFileResponse
+
+        self.check_write()
+        self.files.write(path, content)
+        return WriteTextFileResponse()
+
+
 class TerminalMethods:
     """The client side of ACP's ``terminal/*`` methods, served by a
     :class:`~plankit.acp.host.Terminals` in ``self.terminals`` (shared by every client

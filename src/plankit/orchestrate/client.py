@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from plankit.acp.client import TerminalMethods, pick
-from plankit.acp.host import Files, Terminals
+from plankit.acp.client import pick
+from plankit.acp.host import FileMethods, Files, TerminalMethods, Terminals
 
 MAX_PLAN_UPDATES = 200
 """Plan updates kept in a task's record (the transcript keeps them all)."""
@@ -165,7 +165,7 @@ class Record:
 
 
 @dataclass(slots=True)
-class RunClient(TerminalMethods):
+class RunClient(FileMethods, TerminalMethods):
     """The ``acp.Client`` of a run's agent (see the module documentation)."""
 
     root: Path
@@ -199,21 +199,3 @@ class RunClient(TerminalMethods):
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=choice)
         )
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        from acp.schema import ReadTextFileResponse
-
-        return ReadTextFileResponse(content=self.files.read(path, line, limit))
-
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
-        from acp.schema import WriteTextFileResponse
-
-        self.files.write(path, content)
-        return WriteTextFileResponse()
