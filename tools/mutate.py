@@ -3,7 +3,7 @@
 Usage (from the project root, with the ``mutation`` extra installed)::
 
     .venv/bin/python tools/mutate.py src/plankit/checklist/model.py [MODULE ...]
-        [--tests tests/checklist/test_parse.py ...] [--fail-under 85]
+        [--tests tests/checklist/test_parse.py ...] [--fail-under 85] [--record]
 
 A MODULE is a path under ``src/`` or a dotted name (``plankit.checklist.model``).  The
 tests run against each mutant are, unless ``--tests`` names them, the test folder that
@@ -24,6 +24,10 @@ mutants of the module (mutants that no selected test reaches count as survivors)
 mutmut mutates the bodies of functions and methods (``@staticmethod`` and
 ``@classmethod`` included); module-level constants and other decorated functions
 (``@property``) are left alone, so their tests are written by hand.
+
+``--record`` also writes each module's result to ``docs/mutation/MODULE.json``, keeping
+the hand-written reasons of survivors that are still there; ``tools/mutation_table.py``
+rewrites the table in docs/testing.md from those records.
 
 Exit status: 0 when the run finished (and every module reached ``--fail-under``), 1
 when a module is under ``--fail-under`` or mutmut failed, 2 for a usage error.
@@ -252,6 +256,36 @@ def report(work: Path, results: dict[str, ModuleResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+RECORDS = ROOT / "docs" / "mutation"
+"""One JSON file per measured module: the figures and survivors of its last recorded run,
+and, written by hand, why each survivor is left (``tools/mutation_table.py``)."""
+
+
+def record(path: Path, result: ModuleResult, tests: list[Path]) -> Path:
+    """Write ``result`` to the module's record, keeping the reasons of survivors still there."""
+    target = RECORDS / f"{result.name}.json"
+    old = json.loads(target.read_text("utf-8")) if target.is_file() else {}
+    prefix = result.name + "."
+    survivors = [key.removeprefix(prefix) for key in result.survivors]
+    kept = []
+    for entry in old.get("why", []):
+        still = [m for m in entry.get("mutants", []) if m in survivors]
+        if still:
+            kept.append({**entry, "mutants": still})
+    data = {
+        "module": result.name,
+        "source_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "tests": [str(t.relative_to(ROOT)) for t in tests],
+        "mutants": len(result.statuses),
+        "killed": result.killed,
+        "survivors": survivors,
+        "why": kept,
+    }
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tools/mutate.py",
@@ -267,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--fail-under", type=float, metavar="PCT", help="exit 1 if a module's kill rate is lower"
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write each module's result to docs/mutation/MODULE.json (the source of the "
+        "table in docs/testing.md; tools/mutation_table.py rewrites the table from them)",
     )
     args = parser.parse_args(argv)
     try:
@@ -314,6 +354,10 @@ def main(argv: list[str] | None = None) -> int:
     (work / "report.txt").write_text(text, encoding="utf-8")
     print(text, end="")
     print(f"(report: {(work / 'report.txt').relative_to(ROOT)})")
+    if args.record:
+        for path, result in zip(modules, results.values(), strict=True):
+            written = record(path, result, tests)
+            print(f"recorded: {written.relative_to(ROOT)}")
     counts = Counter(s for r in results.values() for s in r.statuses.values())
     if counts.keys() - KILLED - {"survived"}:
         print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
