@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("mutation_table", ROOT / "tools" / "mutation_table.py")
+    spec = importlib.util.spec_from_file_location(
+        "mutation_table", ROOT / "tools" / "mutation_table.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

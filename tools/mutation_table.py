@@ -126,7 +126,9 @@ def stale(records: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/mutation_table.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="tools/mutation_table.py", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/testing.md is stale")
     parser.add_argument("--stale", action="store_true", help="list modules changed since measured")
     args = parser.parse_args(argv)
