@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from plankit import syncing
 from plankit.errors import InputError
 from plankit.textio import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
 from plankit.textio import is_temp_name as is_temp_name  # for crash recovery and tests
@@ -307,6 +308,8 @@ def _symlink_refusal(path: str, shown: str) -> PathRefused:
 
 
 def _fsync_dir(dir_fd: int) -> None:
+    if syncing.deferred(dir_fd):
+        return
     with contextlib.suppress(OSError):
         fd = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
         try:
