@@ -143,6 +143,22 @@ def _check_length(root: Path, path: str) -> None:
         )
 
 
+_REAL_ROOTS: dict[Path, Path] = {}
+
+
+def real_root(root: Path) -> Path:
+    """``root.resolve()``, remembered for an absolute ``root``: a turn checks every
+    action's paths against the same project root, which need not be resolved each time."""
+    if not root.is_absolute():
+        return root.resolve()
+    real = _REAL_ROOTS.get(root)
+    if real is None:
+        if len(_REAL_ROOTS) >= 64:
+            _REAL_ROOTS.clear()
+        real = _REAL_ROOTS[root] = root.resolve()
+    return real
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -153,9 +169,9 @@ def resolve(root: Path, path: str) -> Path:
     problem = check_path(path)
     if problem is not None:
         raise _refuse(path, *problem)
-    real_root = root.resolve()
-    _check_length(real_root, path)
-    candidate = real_root / path
+    real_top = real_root(root)
+    _check_length(real_top, path)
+    candidate = real_top / path
     # resolve() follows every symlink that exists along the way; what does not exist
     # yet is appended as written (and has no '..' by the check above).
     try:
@@ -163,7 +179,7 @@ def resolve(root: Path, path: str) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (3.11)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
         raise _refuse(path, "path-refused", f"cannot be resolved ({why}); refused") from None
-    if real != real_root and real_root not in real.parents:
+    if real != real_top and real_top not in real.parents:
         raise _refuse(
             path,
             "path-refused",

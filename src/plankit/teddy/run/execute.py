@@ -20,7 +20,6 @@ whole or not at all; a lock on the session refuses a second concurrent execute.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import os
 from collections.abc import Callable, Sequence
@@ -121,12 +120,10 @@ def _run(
 
 
 def _shared_syncs(journal: Journal | None) -> AbstractContextManager[bool]:
-    """The turn's flushes to disk gathered, one per action (:mod:`plankit.syncing`),
-    where the journal is open to be flushed with them."""
+    """The turn's flushes to disk gathered, one per action (:mod:`plankit.syncing`);
+    the journal's file system is synced when they begin."""
     fd = journal.descriptor() if journal is not None else None
-    if fd is None:
-        return contextlib.nullcontext(False)
-    return shared_syncs(fd)
+    return shared_syncs(*(() if fd is None else (fd,)))
 
 
 def _run_actions(
