@@ -147,7 +147,10 @@ class Toy:
             os._exit(3)
         if mode == "hang":
             if self.args.log:
-                Path(self.args.log, f"started-{task}").write_text(str(os.getpid()))
+                # written whole, then named: a reader never sees the file empty
+                mark = Path(self.args.log, f"started-{task}")
+                mark.with_name(mark.name + ".part").write_text(str(os.getpid()))
+                mark.with_name(mark.name + ".part").replace(mark)
             await self.cancelled.wait()
             return PromptResponse(stop_reason="cancelled")
         if mode == "outside":

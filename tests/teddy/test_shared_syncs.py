@@ -163,7 +163,9 @@ def test_a_failing_syncfs_fails_the_write_that_needed_it(
 ) -> None:
     results = iter([0, -1])  # the first sync of the block works, the write's fails
     monkeypatch.setattr(syncing, "_syncfs", lambda: lambda fd: next(results))
-    with open(tmp_path / "f", "wb") as handle:
-        with syncing.shared_syncs(handle.fileno()):
-            with pytest.raises(OSError, match="syncfs failed"):
-                syncing.barrier(handle.fileno())
+    with (
+        open(tmp_path / "f", "wb") as handle,
+        syncing.shared_syncs(handle.fileno()),
+        pytest.raises(OSError, match="syncfs failed"),
+    ):
+        syncing.barrier(handle.fileno())

@@ -383,6 +383,7 @@ def run_command(
         launch.spawned(proc.pid)  # when the Ctrl-C came before it: known, to be stopped
         _stop(proc, launch)
     code, stopped = launch.finish(proc.returncode, stopped_early=timed_out or interrupted)
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes
     streams = (proc.stdout, proc.stderr)
     while len(captures) < 2:
         captures.append(_Capture(streams[len(captures)], cap))
