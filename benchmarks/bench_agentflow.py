@@ -5,6 +5,8 @@ same generator), validated with ``check_dir`` in interleaved rounds:
 
 * 10,000 tasks against a budget of 3 s (target: at most 1);
 * 10,000 ÷ 1,000 tasks (target: at most 12, i.e. linear);
+* 10,000 tasks ÷ only reading them: listing the directory and reading and decoding
+  every file, the floor of any validator (target: at most 3);
 * the same 10,000 tasks with the front matter fast path ÷ with ruamel.yaml parsing
   every front matter, the floor without the fast path (target: at most 0.5), with where
   the time goes: front matter parsing and everything else (listing, reading,
@@ -23,6 +25,7 @@ problems that 10,000 files must have; they are reported like any other problem.
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import sys
@@ -118,6 +121,19 @@ def split(directory: Path, fast: bool) -> tuple[float, float]:
     return total, spent[0]
 
 
+def read_all(directory: Path) -> int:
+    """What every validator must do: list the plan directory and its folders, read and
+    decode each file."""
+    total = 0
+    for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        if entry.is_dir():
+            total += read_all(Path(entry.path))
+        elif entry.is_file():
+            with open(entry.path, "rb") as handle:
+                total += len(handle.read().decode("utf-8"))
+    return total
+
+
 def measure(rounds: int = 5) -> list[Result]:
     """The budget ratio, the linearity ratio and the fast path ratio."""
     root = Path(tempfile.mkdtemp(prefix="bench-agentflow-"))
@@ -126,7 +142,7 @@ def measure(rounds: int = 5) -> list[Result]:
         generate(small, 1_000)
         generate(large, 10_000)
         _, problems = check_dir(str(large))  # also warms the file cache and the imports
-        rules = Counter(p.rule for p in problems)
+        rules = Counter(p.code for p in problems)
         require(set(rules) == {"sort-index-duplicate"}, f"unexpected problems: {dict(rules)}")
         bad = hostile(root)
         log(f"agentflow: 1,000 and 10,000 tasks, hostile files, {rounds} rounds …")
@@ -134,6 +150,7 @@ def measure(rounds: int = 5) -> list[Result]:
             {
                 "1k": lambda: check_dir(str(small)),
                 "10k": lambda: check_dir(str(large)),
+                "10k read": lambda: read_all(large),
                 "10k ruamel": lambda: check_dir(str(large), fast=False),
                 **{name: (lambda d=d: check_dir(str(d))) for name, d in bad.items()},
             },
@@ -162,6 +179,12 @@ def measure(rounds: int = 5) -> list[Result]:
             m["10k"] / m["1k"],
             12.0,
             f"{m['10k'] * 1e3:.0f} ms ÷ {m['1k'] * 1e3:.0f} ms",
+        ),
+        Result(
+            "agentflow check_dir 10,000 tasks ÷ reading the files",
+            m["10k"] / m["10k read"],
+            3.0,
+            f"{m['10k'] * 1e3:.0f} ms ÷ {m['10k read'] * 1e3:.0f} ms",
         ),
         Result(
             "agentflow front matter fast path ÷ ruamel.yaml",
