@@ -3,7 +3,8 @@
 Each command runs as a fresh subprocess of the same interpreter (the virtual
 environment's ``teddy`` script next to ``sys.executable``), in interleaved rounds;
 the ratio is median ÷ median.  Measured: ``teddy --help`` and ``teddy parse`` of a
-small example plan (target ≤ 2 each).
+small example plan (targets: ≤ 1.15 for ``--help`` with bytecode cached, which imports no
+command module; ≤ 2 for the rest).
 
 Two settings, both reported:
 
@@ -28,6 +29,8 @@ from _bench import ROOT, Result, interleaved, log, report, require, rounds_from_
 
 SMALL_PLAN = ROOT / "examples" / "finisher-agent-research.md"
 TARGET = 2.0
+HELP_TARGET = 1.15
+"""``teddy --help`` with bytecode cached: click and the command table, nothing else."""
 
 
 def _teddy() -> str:
@@ -61,7 +64,7 @@ def _measure(label: str, env: dict[str, str], rounds: int) -> list[Result]:
         Result(
             f"{name} ÷ import click ({label})",
             m[name] / base,
-            TARGET,
+            HELP_TARGET if (name, label) == ("teddy --help", "bytecode cached") else TARGET,
             f"{m[name] * 1e3:.0f} ms ÷ {base * 1e3:.0f} ms",
         )
         for name in ("teddy --help", "teddy parse")
