@@ -190,3 +190,17 @@ def test_comments_bold_actions_and_bare_metadata_are_repaired_line_for_line(
         Change(29, "made '**Resource:** [docs/guide.md](/docs/gui…' a metadata list item", "metadata"),
         Change(31, "rewrote '### Step 3: CHAT_WITH_USER' as an action heading", "heading"),
     )  # fmt: skip
+
+
+def test_a_bold_chat_with_user_is_an_action_and_its_question_stays() -> None:
+    # the underscores of the name are no emphasis inside ** **; read as a remark, the
+    # question to the user would have been dropped
+    answer, meant = _plan(
+        "**READ**\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n"
+        "**CHAT_WITH_USER**\nDoes the guide say what you meant?\n"
+    )
+    meant = meant.replace("**READ**", "### `READ`")
+    assert _repaired(answer) == meant.replace("**CHAT_WITH_USER**", "### `CHAT_WITH_USER`")
+    assert _repaired(answer.replace("**CHAT_WITH_USER**", "__CHAT_WITH_USER__")) == meant.replace(
+        "**CHAT_WITH_USER**", "### `CHAT_WITH_USER`"
+    )
