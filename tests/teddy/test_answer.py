@@ -330,3 +330,30 @@ def test_a_block_that_follows_the_fencing_rule_is_never_suspected() -> None:
     text = HEAD + create
     assert actions(text) == ["CREATE"]
     assert answer_to_plan(text) == Preprocessed(text, ())
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_repair_after_a_preamble_names_the_lines_of_the_answer(newline: str) -> None:
+    # the inserted fence goes after line 27 of what the user pasted, not of the plan
+    answer = ("Here is the plan:\n\n" + SWALLOWED).replace("\n", newline)
+    result = answer_to_plan(answer)
+    assert result.text == (HEAD + CREATE + "\n" + EXECUTE + "\n" + CHAT).replace("\n", newline)
+    assert result.changes == (
+        Change(1, "dropped the text before the plan's title (line 1): 'Here is the plan:'", "preamble"),
+        Change(26, "the block opened here never closed: inserted the closing fence ``` after line 27"),
+    )  # fmt: skip
+    wrapped = answer_to_plan(("Sure.\n```markdown\n" + SWALLOWED + "```\n").replace("\n", newline))
+    assert wrapped.text == result.text
+    assert wrapped.changes[-1] == Change(
+        26, "the block opened here never closed: inserted the closing fence ``` after line 27"
+    )
+
+
+def test_a_dropped_comment_after_a_preamble_names_the_lines_of_the_answer() -> None:
+    comment = "## Action Plan\n\n<!-- first the module,\nthen the tests -->\n\n### `CREATE`"
+    plan = PLAN.replace("## Action Plan\n\n### `CREATE`", comment)
+    result = answer_to_plan("Here you go:\n\n" + plan)
+    assert result.text == plan.replace("<!-- first the module,\nthen the tests -->", "\n")
+    assert result.changes[1:] == (
+        Change(23, "dropped the HTML comment (lines 23-24) between actions", "separator"),
+    )

@@ -8,10 +8,12 @@ hand-written corpus (tests/data/answers, test_answer_corpus.py).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plankit.teddy.format.answer import answer_to_plan
+from plankit.teddy.format.changes import Change
 from plankit.teddy.format.parse import check_plan
 from plankit.teddy.format.shapes import action_named, reshape, section_named
 from tests.profiles import examples
@@ -148,3 +150,57 @@ def test_a_heading_with_a_path_is_an_action_only_when_its_metadata_gives_that_pa
     text, changes = reshape(other)
     assert "### CREATE: docs/guide.md\n" in text  # two paths: the parser says which is wrong
     assert [c.kind for c in changes] == ["heading"]  # only # Action Plan
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_comments_bold_actions_and_bare_metadata_are_repaired_line_for_line(
+    newline: str,
+) -> None:
+    # the way a local model writes a plan: a comment under the title, a comment right
+    # under a closing fence, a bold action name, its metadata without bullets, and a
+    # numbered heading for the question at the end, whose own comment is its message's
+    description = "**Description:** Read the guide we made."
+    assert len(description) == 40
+    resource = "**Resource:** [docs/guide.md](/docs/guide.md)"
+    actions = (
+        "### `CREATE`\n- **File Path:** [docs/guide.md](/docs/guide.md)\n```markdown\n"
+        "# Guide\n```\n<!-- next, read it back\nto check it -->\n\n**READ**\n"
+        f"{description}\n{resource}\n\n### Step 3: CHAT_WITH_USER\n"
+        "Does the guide say what you meant?\n\n<!-- wait for the answer -->\n"
+    )
+    answer, _ = _plan(actions)
+    answer = answer.replace("# Tidy the docs\n", "# Tidy the docs\n\n<!-- by the planner -->\n")
+    meant = answer.replace("<!-- by the planner -->", "").replace(
+        "\n# Action Plan", "\n## Action Plan"
+    )
+    meant = meant.replace("<!-- next, read it back\nto check it -->", "\n").replace(
+        "**READ**", "### `READ`"
+    )
+    meant = meant.replace(description, "- " + description).replace(resource, "- " + resource)
+    meant = meant.replace("### Step 3: CHAT_WITH_USER", "### `CHAT_WITH_USER`")
+    text, changes = reshape(answer.replace("\n", newline))
+    assert text == meant.replace("\n", newline)
+    assert check_plan(text)[0] is not None
+    assert changes == (
+        Change(3, "dropped the HTML comment (line 3) between actions", "separator"),
+        Change(17, "rewrote the heading '# Action Plan'", "heading"),
+        Change(24, "dropped the HTML comment (lines 24-25) between actions", "separator"),
+        Change(27, "rewrote '**READ**' as an action heading", "heading"),
+        Change(28, f"made '{description}' a metadata list item", "metadata"),
+        Change(29, "made '**Resource:** [docs/guide.md](/docs/gui…' a metadata list item", "metadata"),
+        Change(31, "rewrote '### Step 3: CHAT_WITH_USER' as an action heading", "heading"),
+    )  # fmt: skip
+
+
+def test_a_bold_chat_with_user_is_an_action_and_its_question_stays() -> None:
+    # the underscores of the name are no emphasis inside ** **; read as a remark, the
+    # question to the user would have been dropped
+    answer, meant = _plan(
+        "**READ**\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n"
+        "**CHAT_WITH_USER**\nDoes the guide say what you meant?\n"
+    )
+    meant = meant.replace("**READ**", "### `READ`")
+    assert _repaired(answer) == meant.replace("**CHAT_WITH_USER**", "### `CHAT_WITH_USER`")
+    assert _repaired(answer.replace("**CHAT_WITH_USER**", "__CHAT_WITH_USER__")) == meant.replace(
+        "**CHAT_WITH_USER**", "### `CHAT_WITH_USER`"
+    )

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.parse import check_plan
+from plankit.teddy.format.preprocess import Change
 
 HEAD = """# Fix the flaky worker test
 
@@ -152,3 +154,37 @@ def test_a_block_that_swallowed_later_actions_is_not_given_a_remark_reading() ->
     _, diagnostics = check_plan(text)
     assert [d.code for d in diagnostics] == ["fence-unclosed"]
     assert "remark" not in diagnostics[0].message
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_remark_on_the_last_fence_is_cut_and_listed_with_the_answer_s_lines(
+    newline: str,
+) -> None:
+    # pasted after a line of chat, with two spaces before the remark and a last
+    # question under it: everything from the remark on goes, the rest keeps its bytes
+    create = CREATE_FENCE_REMARK.replace("``` Let", "```  Let") + "\nAnything else?\n"
+    result = answer_to_plan(("Here is the plan:\n\n" + HEAD + create).replace("\n", newline))
+    meant = HEAD + CREATE_FENCE_REMARK.replace("```markdown", "````markdown").replace(
+        "``` Let me know if you'd like a section on retries too.", "````"
+    )
+    assert result.text == meant.replace("\n", newline)
+    assert result.changes == (
+        Change(1, "dropped the text before the plan's title (line 1): 'Here is the plan:'", "preamble"),
+        Change(21, "lengthened the opening fence from 3 to 4 (the block ends at line 30)", "fence"),
+        Change(30, "the closing fence here has text after it: read as the end of the block opened at line 21 and a remark after the plan, dropped (lines 30-32): 'Let me know if you'd like a section on …'", "tail"),
+        Change(30, "lengthened the closing fence from 3 to 4 (the block opens at line 21)", "fence"),
+    )  # fmt: skip
+    assert not result.problems
+
+
+def test_a_remark_of_forty_characters_is_quoted_whole() -> None:
+    remark = "Should the docs mention the retry limit?"
+    assert len(remark) == 40
+    create = CREATE_FENCE_REMARK.replace("```markdown\n", "```\n").replace(
+        "Let me know if you'd like a section on retries too.", remark
+    )
+    result = answer_to_plan(HEAD + create)
+    assert check_plan(result.text)[0] is not None
+    (tail,) = [c for c in result.changes if c.kind == "tail"]
+    assert tail.message.endswith(f"dropped (line 28): '{remark}'")
+    assert "opened at line 19" in tail.message

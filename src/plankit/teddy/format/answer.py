@@ -151,42 +151,42 @@ def _has_plan_headings(text: str) -> bool:
     return False
 
 
-def _repair(plan: str, skipped: int) -> _Attempt:
-    """Steps 3 to 5 on ``plan``; ``skipped`` lines of the input come before it."""
+def _repair(plan: str) -> _Attempt:
+    """Steps 3 to 5 on ``plan``, whose lines are the input's (the lines dropped before it
+    kept as blank ones)."""
     shaped, shapes = reshape(plan)
     if shapes and check_plan(plan)[0] is not None:
         return _Attempt(plan, (), True)  # rule 1
     if shapes:
-        again = _repair_fences(shaped, skipped)
-        moved = tuple(Change(c.line + skipped, c.message, c.kind) for c in shapes)
-        changes = tuple(sorted((*moved, *again.changes), key=lambda c: c.line))
+        again = _repair_fences(shaped)
+        changes = tuple(sorted((*shapes, *again.changes), key=lambda c: c.line))
         return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
-    return _repair_fences(plan, skipped)
+    return _repair_fences(plan)
 
 
-def _repair_fences(plan: str, skipped: int) -> _Attempt:
-    """Steps 4 and 5 on ``plan``; ``skipped`` lines of the input come before it."""
+def _repair_fences(plan: str) -> _Attempt:
+    """Steps 4 and 5 on ``plan``, whose lines are the input's."""
     proposal = propose(plan)
     if not proposal.changes and proposal.remarks is None:
         return _Attempt(plan, (), None)
     if check_plan(plan)[0] is not None:
         return _Attempt(plan, (), True)  # rule 1
     if proposal.open_end:
-        tail = _open_tail(plan, proposal.text, skipped)
+        tail = _open_tail(plan, proposal.text)
         if isinstance(tail, Change):
             return _Attempt(plan, (), False, problems=(tail,))
         if tail is not None:
             cut, note = tail
-            again = _repair_fences(cut, skipped)
+            again = _repair_fences(cut)
             changes = tuple(sorted((note, *again.changes), key=lambda c: c.line))
             return _Attempt(again.text, changes, again.parses, again.open_end, again.problems)
-    changes = tuple(Change(c.line + skipped, c.message, c.kind) for c in proposal.changes)
+    changes = proposal.changes
     if proposal.remarks is not None:
         end, start = proposal.remarks
         trimmed = proposal.text[:end]
         if check_plan(trimmed)[0] is not None:
-            first = _line(plan, start) + skipped
-            last = _line(plan, len(plan.rstrip())) + skipped
+            first = _line(plan, start)
+            last = _line(plan, len(plan.rstrip()))
             note = Change(
                 first,
                 f"dropped the text after the last action ({_lines(first, last)}): "
@@ -197,7 +197,7 @@ def _repair_fences(plan: str, skipped: int) -> _Attempt:
     return _Attempt(proposal.text, changes, None, proposal.open_end)
 
 
-def _open_tail(plan: str, repaired: str, skipped: int) -> Change | tuple[str, Change] | None:
+def _open_tail(plan: str, repaired: str) -> Change | tuple[str, Change] | None:
     """The end of the block the sanitizer closed at the end of ``plan`` (giving
     ``repaired``), when it is not the end the sanitizer gave it (:mod:`.parse.tail`):
     a problem naming both readings, or, for a closing fence with a sentence after it on
@@ -217,14 +217,14 @@ def _open_tail(plan: str, repaired: str, skipped: int) -> Change | tuple[str, Ch
     if length < 3:
         return None
     raw = plan[at : at + len(content) + content.count("\n") * ("\r\n" in plan)]
-    first = _line(plan, at) + skipped
+    first = _line(plan, at)
     fence = fence_with_text(raw, last.char, length)
     if fence is not None and is_sentence(fence.group("rest")):
-        line = _line(plan, at + fence.start()) + skipped
+        line = _line(plan, at + fence.start())
         end = at + fence.start("rest")
         newline = "\r\n" if "\r\n" in plan else "\n"
         cut = plan[:end].rstrip(" \t") + newline
-        last_line = _line(plan, len(plan.rstrip())) + skipped
+        last_line = _line(plan, len(plan.rstrip()))
         note = Change(
             line,
             "the closing fence here has text after it: read as the end of the block opened "
@@ -246,7 +246,9 @@ def _open_tail(plan: str, repaired: str, skipped: int) -> Change | tuple[str, Ch
 def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
     """The plan inside the answer ``body`` (rule 2), repaired, and what was dropped."""
     start = found.start
-    skipped = _line(body, start) - 1
+    # the lines before the title are kept as blank ones while the plan is repaired, so
+    # that every change, and every line its message names, is a line of the input
+    blank = ("\r\n" if "\r\n" in body[:start] else "\n") * (_line(body, start) - 1)
     dropped: list[Change] = []
     opener = found.opener
     lead = body[: opener.start() if opener is not None else start]
@@ -262,7 +264,7 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
             )
         )
     if opener is None:
-        return _repair(body[start:], skipped), dropped
+        return _blanked(blank, body[start:]), dropped
     run = opener.group("run")
     closers = _closer_re(run[0], len(run)).finditer(body, start)
     ends: list[int | None] = [m.start() for m in closers]
@@ -274,7 +276,7 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
     for rank, end in enumerate(ends):
         # an end that leaves sections or actions after it cuts the plan short
         short = end is not None and _has_plan_headings(body[end:])
-        attempt = _repair(_inner(body, start, end), skipped)
+        attempt = _blanked(blank, _inner(body, start, end))
         parses = attempt.parses
         if parses is None:
             parses = check_plan(attempt.text)[0] is not None
@@ -325,6 +327,12 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
     return attempt, dropped
 
 
+def _blanked(blank: str, plan: str) -> _Attempt:
+    """``plan`` repaired after the blank lines ``blank``, which the result leaves out."""
+    attempt = _repair(blank + plan)
+    return replace(attempt, text=attempt.text.removeprefix(blank))
+
+
 def _inner(body: str, start: int, end: int | None) -> str:
     """The plan from ``start`` to the wrapping fence's closing line at ``end`` (or to the
     end of the text), without the blank lines before that fence."""
@@ -352,7 +360,7 @@ def answer_to_plan(text: str) -> Preprocessed:
         dropped.append(tagged[1])
     found = _find_plan(body)
     if found is None:
-        attempt = _repair(body, 0)
+        attempt = _repair(body)
     else:
         if not dropped and check_plan(body)[0] is not None:
             return Preprocessed(text, ())  # rule 1
@@ -389,7 +397,7 @@ def _corrected(
     dropped = [*dropped, note]
     found = _find_plan(body)
     if found is None:
-        attempt = _repair(body, 0)
+        attempt = _repair(body)
     else:
         attempt, unwrapped = _unwrapped(body, found)
         dropped += unwrapped

@@ -49,7 +49,7 @@ from plankit.teddy.format.parse.tail import is_sentence
 
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)")
 _HEADING_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<text>[^\r\n]*?)(?:[ \t]+#+)?[ \t]*")
-_BOLD_LINE_RE = re.compile(r" {0,3}(?:\*\*|__)(?P<text>[^\r\n*_]+?)(?:\*\*|__)[ \t]*:?[ \t]*")
+_BOLD_LINE_RE = re.compile(r" {0,3}(?P<mark>\*\*|__)(?P<text>[^\r\n*]+?)(?P=mark)[ \t]*:?[ \t]*")
 _VISIT_RE = re.compile(
     r"^ {0,3}(?:`{3}|~{3}|#{1,6}[ \t]|\*\*|__|<!--|[-*_][ \t]*[-*_][ \t]*[-*_])", re.M
 )
