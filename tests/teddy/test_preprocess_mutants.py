@@ -386,6 +386,14 @@ def test_a_text_beyond_the_budget_is_left_as_it_is() -> None:
         assert preprocess(text) == Preprocessed(text, ())
 
 
+def test_a_text_that_needs_its_whole_budget_is_repaired() -> None:
+    # 58 copies and a last FIND: scan 10,892 events beyond the walk; 93 more blank lines
+    # in the header make the budget exactly that, and one fewer leaves it one short
+    for blank, repaired in ((93, 58), (92, 0)):
+        text = "# T\n" + "\n" * blank + "\n## Action Plan\n\n" + BUDGET_UNIT * 58 + "FIND:\n"
+        assert len(propose(text).changes) == repaired
+
+
 # --- repairs --------------------------------------------------------------------------
 
 
