@@ -499,6 +499,66 @@ def test_a_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
     assert preprocess(bom) == Preprocessed(bom, ())
 
 
+def _readings_that_lengthen(monkeypatch: pytest.MonkeyPatch, unsure: int) -> list[int]:
+    """Make each reading lengthen the fence at the end of HEAD + EXECUTE by one, and the
+    first ``unsure`` readings give an end that does not fit; the list counts readings."""
+    original_run = preprocess_module.Sanitizer.run
+    readings: list[int] = []
+
+    def run_and_lengthen(self: preprocess_module.Sanitizer) -> None:
+        original_run(self)
+        readings.append(1)
+        if len(readings) > unsure:
+            return
+        at = len(HEAD + EXECUTE)
+        run = len(self.text[at:]) - len(self.text[at:].lstrip("`"))
+        self.edits.append((at, at + run, "`" * (run + 1)))
+        self.unsure = True
+
+    monkeypatch.setattr(preprocess_module.Sanitizer, "run", run_and_lengthen)
+    return readings
+
+
+def test_a_repair_that_settles_on_the_last_reading_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=3)
+    proposal = propose(text)
+    assert len(readings) == preprocess_module.MAX_PASSES == 4
+    assert proposal == Proposal(
+        HEAD + EXECUTE + "``````shell\nls\n``````\n",
+        (
+            Change(23, "lengthened the opening fence from 3 to 6 (the block ends at line 25)"),
+            Change(25, "lengthened the closing fence from 3 to 6 (the block opens at line 23)"),
+        ),
+        None,
+    )
+
+
+def test_a_repair_that_never_settles_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=99)
+    assert propose(text) == Proposal(text, (), None)
+    assert len(readings) == 4
+
+
+def test_a_second_reading_beyond_the_budget_leaves_the_text_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=1)
+    original_spend = preprocess_module.Sanitizer.spend
+
+    def spend(self: preprocess_module.Sanitizer) -> None:
+        if readings:
+            raise preprocess_module.OutOfBudget
+        original_spend(self)
+
+    monkeypatch.setattr(preprocess_module.Sanitizer, "spend", spend)
+    assert propose(text) == Proposal(text, (), None)
+
+
 def test_a_second_reading_that_repairs_more() -> None:
     # the first reading closes the block of line 27 early and inserts a fence after the
     # empty block of line 28; the second reading then finds that the tilde block of
