@@ -102,3 +102,13 @@ def test_an_answer_whose_repairs_change_no_action_lists_none(tmp_path: Path) -> 
     answer, plan = _turn(tmp_path, clean)
     assert [c.kind for c in answer_to_plan(clean).changes] == ["preamble"]
     assert action_repairs(answer, plan) == ()
+
+
+def test_trailing_spaces_at_the_end_of_the_plan_count(tmp_path: Path) -> None:
+    # the answer's last fence has trailing spaces, as models leave them: the plan keeps
+    # them, and a plan whose only edit took them away is no longer what the answer gave
+    spaced = ANSWER.replace("``` Let me know if you want more.", "```  ")
+    answer, plan = _turn(tmp_path, spaced)
+    assert action_repairs(answer, plan) == REPAIRS
+    plan.write_text(plan.read_text(encoding="utf-8").rstrip() + "\n", encoding="utf-8")
+    assert action_repairs(answer, plan) == ()
