@@ -386,6 +386,14 @@ def test_a_text_beyond_the_budget_is_left_as_it_is() -> None:
         assert preprocess(text) == Preprocessed(text, ())
 
 
+def test_a_text_that_needs_its_whole_budget_is_repaired() -> None:
+    # 58 copies and a last FIND: scan 10,892 events beyond the walk; 93 more blank lines
+    # in the header make the budget exactly that, and one fewer leaves it one short
+    for blank, repaired in ((93, 58), (92, 0)):
+        text = "# T\n" + "\n" * blank + "\n## Action Plan\n\n" + BUDGET_UNIT * 58 + "FIND:\n"
+        assert len(propose(text).changes) == repaired
+
+
 # --- repairs --------------------------------------------------------------------------
 
 
@@ -489,6 +497,66 @@ def test_a_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
     assert preprocess(text) == Preprocessed(text, ())  # … but the plan parses: rule 1
     bom = "\ufeff" + text
     assert preprocess(bom) == Preprocessed(bom, ())
+
+
+def _readings_that_lengthen(monkeypatch: pytest.MonkeyPatch, unsure: int) -> list[int]:
+    """Make each reading lengthen the fence at the end of HEAD + EXECUTE by one, and the
+    first ``unsure`` readings give an end that does not fit; the list counts readings."""
+    original_run = preprocess_module.Sanitizer.run
+    readings: list[int] = []
+
+    def run_and_lengthen(self: preprocess_module.Sanitizer) -> None:
+        original_run(self)
+        readings.append(1)
+        if len(readings) > unsure:
+            return
+        at = len(HEAD + EXECUTE)
+        run = len(self.text[at:]) - len(self.text[at:].lstrip("`"))
+        self.edits.append((at, at + run, "`" * (run + 1)))
+        self.unsure = True
+
+    monkeypatch.setattr(preprocess_module.Sanitizer, "run", run_and_lengthen)
+    return readings
+
+
+def test_a_repair_that_settles_on_the_last_reading_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=3)
+    proposal = propose(text)
+    assert len(readings) == preprocess_module.MAX_PASSES == 4
+    assert proposal == Proposal(
+        HEAD + EXECUTE + "``````shell\nls\n``````\n",
+        (
+            Change(23, "lengthened the opening fence from 3 to 6 (the block ends at line 25)"),
+            Change(25, "lengthened the closing fence from 3 to 6 (the block opens at line 23)"),
+        ),
+        None,
+    )
+
+
+def test_a_repair_that_never_settles_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=99)
+    assert propose(text) == Proposal(text, (), None)
+    assert len(readings) == 4
+
+
+def test_a_second_reading_beyond_the_budget_leaves_the_text_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = HEAD + EXECUTE + "```shell\nls\n```\n"
+    readings = _readings_that_lengthen(monkeypatch, unsure=1)
+    original_spend = preprocess_module.Sanitizer.spend
+
+    def spend(self: preprocess_module.Sanitizer) -> None:
+        if readings:
+            raise preprocess_module.OutOfBudget
+        original_spend(self)
+
+    monkeypatch.setattr(preprocess_module.Sanitizer, "spend", spend)
+    assert propose(text) == Proposal(text, (), None)
 
 
 def test_a_second_reading_that_repairs_more() -> None:
