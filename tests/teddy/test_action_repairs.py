@@ -112,3 +112,12 @@ def test_trailing_spaces_at_the_end_of_the_plan_count(tmp_path: Path) -> None:
     assert action_repairs(answer, plan) == REPAIRS
     plan.write_text(plan.read_text(encoding="utf-8").rstrip() + "\n", encoding="utf-8")
     assert action_repairs(answer, plan) == ()
+
+
+def test_a_plan_whose_last_word_ends_in_a_capital_x_keeps_its_repairs(tmp_path: Path) -> None:
+    """Only line endings are ignored when the plan is compared with the answer: a plan
+    that ends with a chat line about "version X" is still the answer's plan."""
+    answer = ANSWER + "\n### `CHAT_WITH_USER`\nShould the notes move to version X\n"
+    answer_path, plan = _turn(tmp_path, answer)
+    assert plan.read_text(encoding="utf-8").rstrip("\n").endswith("version X")
+    assert action_repairs(answer_path, plan)[:2] == REPAIRS
