@@ -28,7 +28,8 @@ def action_repairs(answer: Path, plan: Path) -> tuple[str, ...]:
         current = read_text(plan).text
     except InputError:
         return ()
-    if made.text.removeprefix("\ufeff").rstrip("\n") != current.removeprefix("\ufeff").rstrip("\n"):
+    # read_text has taken off any byte-order mark: only line endings at the end differ
+    if made.text.rstrip("\n") != current.rstrip("\n"):
         return ()
     return tuple(
         f"{answer.name} line {c.line}: {c.message}" for c in made.changes if c.touches_action
