@@ -170,17 +170,23 @@ def test_a_held_directory_takes_bare_names_only(held: int) -> None:
             write_bytes_atomic(name, b"x", dir_fd=held)
 
 
+@pytest.mark.parametrize("dangling", [False, True])
 def test_a_symbolic_link_in_a_held_directory_is_replaced_not_followed(
-    tmp_path: Path, held: int
+    tmp_path: Path, held: int, umask: Callable[[int], None], dangling: bool
 ) -> None:
+    umask(0o022)
     outside = tmp_path / "outside.md"
-    outside.write_text("keep\n", encoding="utf-8")
-    os.chmod(outside, 0o600)
+    if not dangling:
+        outside.write_text("keep\n", encoding="utf-8")
+        os.chmod(outside, 0o600)
     (tmp_path / "plan.md").symlink_to(outside)
     write_bytes_atomic("plan.md", b"new\n", dir_fd=held)
-    assert outside.read_text(encoding="utf-8") == "keep\n"
+    assert not dangling or not outside.exists()
+    assert dangling or outside.read_text(encoding="utf-8") == "keep\n"
     assert not (tmp_path / "plan.md").is_symlink()
     assert (tmp_path / "plan.md").read_bytes() == b"new\n"
+    # a new file: not the link's own 0777 (world-writable), nor its target's mode
+    assert stat.S_IMODE((tmp_path / "plan.md").stat().st_mode) == 0o644
 
 
 @pytest.mark.parametrize("held_dir", [False, True], ids=["path", "held"])

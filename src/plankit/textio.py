@@ -290,6 +290,8 @@ def _existing_mode(target: str, dir_fd: int | None, *, exclusive: bool) -> int |
         return None
     if exclusive:
         raise FileExistsError(errno.EEXIST, "the file already exists", target)
+    if stat.S_ISLNK(st.st_mode):  # replaced, not followed: its 0777 is no file's mode
+        return None
     return stat.S_IMODE(st.st_mode)
 
 
