@@ -27,7 +27,7 @@ def _refusal(path: Path, **kwargs: object) -> InputError:
 
 
 def test_a_plan_saved_with_a_bom_reads_without_it_and_remembers_it() -> None:
-    plain = decode_text("# Plan\r\n- [ ] one\n".encode(), path="plan.md")
+    plain = decode_text(b"# Plan\r\n- [ ] one\n", path="plan.md")
     assert (plain.text, plain.bom) == ("# Plan\r\n- [ ] one\n", False)
     marked = decode_text(b"\xef\xbb\xbf# Plan\n", path="plan.md")
     assert (marked.text, marked.bom) == ("# Plan\n", True)
@@ -87,7 +87,7 @@ def test_a_file_of_exactly_the_limit_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(b"0123456789")
     assert read_bytes_limited(path, 10) == b"0123456789"
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="limit") as caught:
         read_bytes_limited(path, 9)
     assert caught.value.errno == errno.EFBIG
     assert caught.value.strerror == "10 bytes, over the 9 bytes limit"
@@ -104,17 +104,15 @@ def test_sizes_in_the_limit_message_switch_to_mebibytes_at_one(tmp_path: Path) -
     path = tmp_path / "huge.log"
     with open(path, "wb") as handle:
         handle.truncate(5 * MIB + MIB // 2)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="limit") as caught:
         read_bytes_limited(path, MIB)
     assert caught.value.strerror == "5.5 MiB, over the 1.0 MiB limit"
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="limit") as caught:
         read_bytes_limited(path, MIB - 1)
     assert caught.value.strerror == "5.5 MiB, over the 1,048,575 bytes limit"
 
 
-def _grows_after_the_size_check(
-    monkeypatch: pytest.MonkeyPatch, path: Path, extra: bytes
-) -> None:
+def _grows_after_the_size_check(monkeypatch: pytest.MonkeyPatch, path: Path, extra: bytes) -> None:
     """The file is appended to right after its size is read (a log still written)."""
     real = os.fstat
 
@@ -135,7 +133,7 @@ def test_a_file_that_grows_past_the_limit_while_read_is_refused(
     path = tmp_path / "build.log"
     path.write_bytes(b"0123456789")
     _grows_after_the_size_check(monkeypatch, path, extra)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError, match="limit") as caught:
         read_bytes_limited(path, 10)
     assert caught.value.errno == errno.EFBIG
     assert caught.value.strerror == "over the 10 bytes limit"
@@ -157,7 +155,7 @@ def test_a_directory_a_fifo_and_a_device_are_refused_not_read(tmp_path: Path) ->
     fifo = tmp_path / "plan.md"
     os.mkfifo(fifo)
     for special in (fifo, Path(os.devnull)):
-        with pytest.raises(OSError) as caught:
+        with pytest.raises(OSError, match="not a regular file") as caught:
             read_bytes_limited(special, 100)
         assert caught.value.errno == errno.EINVAL
         assert caught.value.strerror == "not a regular file (a FIFO, a socket or a device)"
