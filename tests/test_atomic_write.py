@@ -377,6 +377,22 @@ def test_abandoned_temporary_files_are_removed_and_others_left(tmp_path: Path) -
     assert textio.remove_abandoned_temp_files(tmp_path / "missing") == 0
 
 
+def test_a_sweep_goes_on_past_links_named_like_temporary_files(tmp_path: Path) -> None:
+    # links and strays in turn, so that some link is listed before some stray whatever
+    # order the file system lists them in
+    (tmp_path / "plan.md").write_bytes(b"# Plan\n")
+    links, strays = [], []
+    for n in range(6):
+        link = tmp_path / f".plan.md.0000aa{n:02x}.tmp"
+        link.symlink_to("plan.md")
+        links.append(link)
+        stray = tmp_path / f".plan.md.0000bb{n:02x}.tmp"
+        stray.write_bytes(b"half")
+        strays.append(stray)
+    assert textio.remove_abandoned_temp_files(tmp_path, "plan.md") == 6
+    assert _entries(tmp_path) == sorted([link.name for link in links] + ["plan.md"])
+
+
 def test_a_running_write_keeps_its_temporary_file_from_a_sweep(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -50,6 +50,12 @@ def test_the_offset_and_line_of_a_bad_byte_after_a_bom_leave_the_bom_out() -> No
     assert caught.value.detail.startswith("not UTF-8 text (byte 0xff at offset 7);")
 
 
+def test_a_bad_byte_after_a_blank_first_line_is_on_line_2() -> None:
+    with pytest.raises(InputError) as caught:
+        decode_text(b"\n\xff plan\n", path="plan.md")
+    assert caught.value.line == 2
+
+
 def test_a_bad_first_byte_is_on_line_1() -> None:
     with pytest.raises(InputError) as caught:
         decode_text(b"\x80# Plan\n\n", path="plan.md")
@@ -110,6 +116,11 @@ def test_sizes_in_the_limit_message_switch_to_mebibytes_at_one(tmp_path: Path) -
     with pytest.raises(OSError, match="limit") as caught:
         read_bytes_limited(path, MIB - 1)
     assert caught.value.strerror == "5.5 MiB, over the 1,048,575 bytes limit"
+    with open(path, "wb") as handle:
+        handle.truncate(1_101_005)  # 1.0500002 MiB: rounded up
+    with pytest.raises(OSError, match="limit") as caught:
+        read_bytes_limited(path, MIB)
+    assert caught.value.strerror == "1.1 MiB, over the 1.0 MiB limit"
 
 
 def _grows_after_the_size_check(monkeypatch: pytest.MonkeyPatch, path: Path, extra: bytes) -> None:

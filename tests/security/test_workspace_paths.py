@@ -229,7 +229,7 @@ def test_unusable_rules_are_explained(rule: str, why: str) -> None:
     assert check_rule(rule) == why
 
 
-@pytest.mark.parametrize("rule", [".git", "secrets/**", "/keys/*.pem", "*.key", "a..b"])
+@pytest.mark.parametrize("rule", [".git", "secrets/**", "/keys/*.pem", "*.key", "a..b", "X"])
 def test_usable_rules_pass(rule: str) -> None:
     assert check_rule(rule) is None
 
@@ -262,6 +262,11 @@ MATCHES = [
     ("a/b", "a/b/c/d", True),  # a protected directory protects what it holds
     ("a/b", "a/bc", False),
     ("a/b", "a", False),
+    ("cache", "cacheX/data", False),  # a longer name is another name
+    ("secrets\\*.pem", "secrets/a.pem", True),  # written the Windows way
+    ("secrets\\*.pem", "app/secrets/a.pem", False),
+    ("/X", "X/notes.md", True),
+    ("/X", "sub/X", False),
 ]
 
 
@@ -304,3 +309,37 @@ def test_the_files_rules_protect_are_known_by_inode(root: Path) -> None:
     assert protected_links(root, ["hooks"]) == {inode(hook)}
     assert protected_links(root, ["/app.py"]) == set()
     assert protected_links(root, ["src"]) == {inode(root / "src" / "app.py")}
+
+
+def test_every_protected_file_of_a_folder_is_found_among_others(root: Path) -> None:
+    deploy = root / "deploy"
+    deploy.mkdir()
+    keys = []
+    for n in range(6):  # in turn, so that some other file is listed before some key
+        (deploy / f"notes{n}.txt").write_text("n\n")
+        keys.append(deploy / f"key{n}.pem")
+        keys[-1].write_text("k\n")
+    found = protected_links(root, ["*.pem"])
+    assert found == {(key.stat().st_dev, key.stat().st_ino) for key in keys}
+
+
+def test_a_file_deleted_while_the_project_is_walked_is_skipped(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deploy = root / "deploy"
+    deploy.mkdir()
+    keys = []
+    for n in range(6):
+        (deploy / f"gone{n}.pem").write_text("k\n")
+        keys.append(deploy / f"key{n}.pem")
+        keys[-1].write_text("k\n")
+    inodes = {(key.stat().st_dev, key.stat().st_ino) for key in keys}
+    real = os.stat
+
+    def deleted_meanwhile(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        if os.path.basename(path).startswith("gone"):
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", deleted_meanwhile)
+    assert protected_links(root, ["*.pem"]) == inodes

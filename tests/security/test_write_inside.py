@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -233,8 +234,12 @@ def test_the_refusal_names_the_link_or_file_where_the_walk_stopped(
         assert caught.value.code == "path-refused"
         assert caught.value.detail.startswith("'src/lib/out' is a symbolic link (it may have")
         assert caught.value.detail.endswith("never follow one: nothing was done")
-    with pytest.raises(NotADirectoryError, match=r"'src/notes\.txt' is a file, not a directory"):
+    with pytest.raises(NotADirectoryError) as not_dir:
         write_inside(root, "src/notes.txt/x.txt", b"x")
+    assert (not_dir.value.errno, not_dir.value.strerror) == (
+        errno.ENOTDIR,
+        "'src/notes.txt' is a file, not a directory",
+    )
     with pytest.raises(PathRefused, match="'src/lib/out' is a symbolic link"):
         write_inside(root, "src/lib/out", b"x")
     assert os.listdir(outside) == []
@@ -278,16 +283,24 @@ def test_a_file_named_like_a_directory_target_is_refused_as_such(
     root, _ = dirs
     (root / "dir").mkdir()
     os.mkfifo(root / "pipe")
-    with pytest.raises(IsADirectoryError, match="is a directory, not a file"):
+    with pytest.raises(IsADirectoryError) as caught:
         write_inside(root, "dir", b"x")
+    assert (caught.value.errno, caught.value.strerror) == (
+        errno.EISDIR,
+        "is a directory, not a file",
+    )
     with pytest.raises(IsADirectoryError):
         read_inside(root, "dir")
-    with pytest.raises(OSError, match="is not a regular file"):
-        write_inside(root, "pipe", b"x")
-    with pytest.raises(FileExistsError):
+    for call in (lambda: write_inside(root, "pipe", b"x"), lambda: read_inside(root, "pipe")):
+        with pytest.raises(OSError, match="is not a regular file") as caught:
+            call()
+        assert (caught.value.errno, caught.value.strerror) == (
+            errno.EINVAL,
+            "is not a regular file",
+        )
+    with pytest.raises(FileExistsError) as exists:
         write_inside(root, "pipe", b"x", exclusive=True)
-    with pytest.raises(OSError, match="is not a regular file"):
-        read_inside(root, "pipe")
+    assert (exists.value.errno, exists.value.strerror) == (errno.EEXIST, "the file already exists")
     assert sorted(os.listdir(root)) == ["dir", "pipe"]
 
 
@@ -301,8 +314,9 @@ def test_without_directory_descriptors_the_check_then_act_fallback_still_confine
     assert read_inside(root, "a/b/c.txt") == b"one\n"
     write_inside(root, "a/b/c.txt", b"two\n")
     assert (root / "a" / "b" / "c.txt").read_bytes() == b"two\n"
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError) as exists:
         write_inside(root, "a/b/c.txt", b"three\n", exclusive=True)
+    assert (exists.value.errno, exists.value.strerror) == (errno.EEXIST, "the file already exists")
     write_inside(root, "new.txt", b"new\n", exclusive=True)
     assert (root / "new.txt").read_bytes() == b"new\n"
     (root / "out").symlink_to(outside, target_is_directory=True)
@@ -315,3 +329,39 @@ def test_without_directory_descriptors_the_check_then_act_fallback_still_confine
     with pytest.raises(OSError, match="is not a regular file"):
         read_inside(root, "fifo")  # not waited on
     assert os.listdir(outside) == []
+
+
+def test_without_directory_descriptors_a_file_appearing_during_an_exclusive_write_is_kept(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _ = dirs
+    monkeypatch.setattr(workspace, "HAVE_DIR_FD", False)
+    real_fsync = os.fsync
+
+    def someone_else_creates_it(fd: int) -> None:
+        real_fsync(fd)
+        if not (root / "a.txt").exists():
+            (root / "a.txt").write_text("theirs\n")
+
+    monkeypatch.setattr(os, "fsync", someone_else_creates_it)
+    with pytest.raises(FileExistsError):
+        write_inside(root, "a.txt", b"mine\n", exclusive=True)
+    assert (root / "a.txt").read_text() == "theirs\n"
+    assert os.listdir(root) == ["a.txt"]
+
+
+def test_where_directories_cannot_be_flushed_the_write_still_succeeds(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # some network file systems refuse fsync on a directory (EINVAL)
+    root, _ = dirs
+    real_fsync = os.fsync
+
+    def files_only(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", files_only)
+    write_inside(root, "new/dir/plan.md", b"# Plan\n")
+    assert (root / "new" / "dir" / "plan.md").read_bytes() == b"# Plan\n"
