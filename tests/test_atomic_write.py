@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -209,8 +210,10 @@ def test_exclusive_never_replaces(tmp_path: Path, held: int, held_dir: bool) -> 
 
     write("new.md", b"first\n")
     assert (tmp_path / "new.md").read_bytes() == b"first\n"
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError) as caught:
         write("new.md", b"second\n")
+    assert (caught.value.errno, caught.value.strerror) == (errno.EEXIST, "the file already exists")
+    assert caught.value.filename == ("new.md" if held_dir else str(tmp_path / "new.md"))
     (tmp_path / "dangling.md").symlink_to(tmp_path / "nowhere")
     with pytest.raises(FileExistsError):
         write("dangling.md", b"x")
@@ -304,8 +307,12 @@ def test_no_free_temporary_name_is_an_error_that_changes_nothing(
     (tmp_path / ".plan.md.0000beef.tmp").write_bytes(b"x")
     (tmp_path / "plan.md").write_bytes(b"old\n")
     _names_from(monkeypatch, "0000beef")
-    with pytest.raises(FileExistsError, match=r"no free temporary file name next to plan\.md"):
+    with pytest.raises(FileExistsError) as caught:
         write_bytes_atomic(tmp_path / "plan.md", b"new\n")
+    assert (caught.value.errno, caught.value.strerror) == (
+        errno.EEXIST,
+        "no free temporary file name next to plan.md",
+    )
     assert (tmp_path / "plan.md").read_bytes() == b"old\n"
     assert _entries(tmp_path) == [".plan.md.0000beef.tmp", "plan.md"]
 
@@ -444,3 +451,30 @@ def test_an_exclusive_write_that_cannot_link_for_another_reason_fails_cleanly(
     with pytest.raises(OSError, match="Input/output error"):
         write_bytes_atomic(tmp_path / "new.md", b"x", exclusive=True)
     assert _entries(tmp_path) == []
+
+
+def test_a_path_through_a_symbolic_link_gets_its_targets_mode(
+    tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    # the link is replaced by the new file; the mode is the one the user gave the file
+    umask(0o022)
+    real = tmp_path / "real.md"
+    real.write_text("old\n", encoding="utf-8")
+    os.chmod(real, 0o600)
+    (tmp_path / "plan.md").symlink_to("real.md")
+    write_bytes_atomic(tmp_path / "plan.md", b"new\n")
+    assert not (tmp_path / "plan.md").is_symlink()
+    assert stat.S_IMODE((tmp_path / "plan.md").stat().st_mode) == 0o600
+    assert real.read_bytes() == b"old\n"
+
+
+def test_an_exclusive_write_that_cannot_drop_its_temporary_name_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")  # the disk went away
+
+    monkeypatch.setattr(os, "unlink", broken)
+    with pytest.raises(OSError, match="Input/output error") as caught:
+        write_bytes_atomic(tmp_path / "new.md", b"x", exclusive=True)
+    assert caught.value.errno == errno.EIO

@@ -63,7 +63,10 @@ def test_a_bad_first_byte_is_on_line_1() -> None:
     assert "at offset 0)" in caught.value.detail
 
 
-@pytest.mark.parametrize(("data", "line"), [(b"\0PNG\n\n", 1), (b"# Plan\n\nab\0c\nd\n", 3)])
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [(b"\0PNG\n\n", 1), (b"# Plan\n\nab\0c\nd\0\n", 3), (b"\n\0\n", 2)],
+)
 def test_a_nul_byte_is_refused_as_binary_at_its_line(data: bytes, line: int) -> None:
     with pytest.raises(InputError) as caught:
         decode_text(data, path="logo.png")
@@ -235,6 +238,9 @@ def test_a_document_over_a_smaller_limit_is_refused(tmp_path: Path) -> None:
         "too-large",
         "is 1.0 MiB; documents over 1 MiB are refused (is this the right file?)",
     )
+    with open(path, "wb") as handle:
+        handle.truncate(1_101_005)  # 1.0500002 MiB: rounded up
+    assert _refusal(path, max_bytes=MIB).detail.startswith("is 1.1 MiB;")
 
 
 def test_a_document_that_grows_past_the_limit_while_read_is_refused(
