@@ -315,3 +315,138 @@ def test_gc_of_a_home_without_plans_deletes_nothing(tmp_path: Path) -> None:
     plane = ControlPlane(tmp_path / "fresh-home")
     assert plane.gc(0, dry_run=True) == ([], [])
     assert plane.gc(0) == ([], [])
+
+
+def test_the_host_recorded_is_this_machines_name(plane: ControlPlane) -> None:
+    import socket
+
+    assert plane.host == socket.gethostname()
+    assert plane.start_session().session.host == socket.gethostname()
+
+
+def test_a_second_session_for_an_agent_says_which_to_resume(plane: ControlPlane) -> None:
+    first = plane.start_session("claude-42").session.session_id
+    error = _rule(plane.start_session, "claude-42")
+    assert error.message == (
+        f"agent session 'claude-42' already has agentflow session {first}; resume it with "
+        f"`agentctl session context --session {first}`"
+    )
+
+
+def test_another_sessions_internal_id_is_no_agent_session_id(plane: ControlPlane) -> None:
+    other = plane.start_session().session.session_id
+    error = _rule(plane.start_session, other)
+    assert error.rule == "session-ambiguous"
+    assert error.message == (
+        f"{other!r} is the internal id of another session; an agent session id must not "
+        "name another session"
+    )
+    assert len(plane.sessions()) == 1
+
+
+def test_the_current_thread_cannot_be_removed_and_says_what_to_do(plane: ControlPlane) -> None:
+    context = plane.start_session()
+    error = _rule(plane.remove_thread, context.current.thread_id, context.session.session_id)
+    assert error.message == (
+        f"{context.current.thread_id} is the current thread, which cannot be removed; to "
+        "drop its plan, run `agentctl plan clear-current`"
+    )
+
+
+def test_a_refused_request_leaves_the_working_directory_alone(
+    plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # agentctl runs in the user's project, which may have an empty tasks/ of its own
+    project = tmp_path / "project"
+    (project / "tasks").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    sid = plane.start_session("claude-42").session.session_id
+    _rule(plane.start_session, "claude-42")
+
+    def no_thread(*args: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(queries, "insert_thread", no_thread)
+    assert _rule(plane.request_thread_dir, sid).rule == "state-unusable"
+    assert (project / "tasks").is_dir()
+
+
+def test_a_directory_that_cannot_be_deleted_is_left_to_gc(
+    plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = plane.start_session().session.session_id
+    extra = plane.request_thread_dir(sid)
+
+    def busy(path: object) -> None:
+        raise OSError(16, "Device or resource busy")  # a file held open on a share
+
+    monkeypatch.setattr(control_module.dirs, "delete", busy)
+    removed = plane.remove_thread(extra.thread_id, sid)
+    assert removed.removed_at is not None
+    assert plane.context(sid).additional == ()
+
+
+def test_a_read_only_home_is_read_but_not_changed(
+    plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a home on a read-only mount (a backup looked at); root can write anywhere, so the
+    # directory is said to be read-only rather than made so
+    context = plane.start_session("claude-42")
+    sid = context.session.session_id
+    copy_example(Path(context.current.plan_dir))
+    plane.commit(sid)
+    plane.close()
+    monkeypatch.setattr("plankit.agentflow.store._writable", lambda path: False)
+    reader = ControlPlane()
+    assert reader.context(sid).session.session_id == sid
+    assert [s.session.session_id for s in reader.sessions()] == [sid]
+    assert reader.show(sid).number == 1
+    assert reader.progress(sid)[1] is not None
+    error = _rule(reader.set_topic, "auth", sid)
+    assert error.rule == "read-only"
+    assert _rule(reader.end_session, sid).rule == "read-only"
+    reader.close()
+
+
+def test_on_a_shared_database_plan_commands_run_on_the_sessions_host(
+    postgres: object, tmp_path: Path
+) -> None:
+    from tests.pgserver import PostgresServer
+
+    assert isinstance(postgres, PostgresServer)
+    url = postgres.new_schema()
+    here = ControlPlane(tmp_path / "home-a", database=url)
+    there = ControlPlane(tmp_path / "home-b", database=url)
+    there.host = "host-b"
+    try:
+        context = here.start_session()
+        sid = context.session.session_id
+        copy_example(Path(context.current.plan_dir))
+        extra = here.request_thread_dir(sid)
+        write_plan(Path(extra.plan_dir), tasks={"01-a.md": task("a")})
+        for call, args in (
+            (there.plan_dir, (sid,)),
+            (there.request_thread_dir, (sid,)),
+            (there.remove_thread, (extra.thread_id, sid)),
+            (there.clear_current, (sid,)),
+            (there.commit, (sid,)),
+        ):
+            error = _rule(call, *args)
+            assert error.rule == "session-elsewhere"
+            assert error.message == (
+                f"session {sid} was started on host {here.host!r}, where its plan directories "
+                "are; run plan commands there (this is 'host-b'); tasks can be claimed from "
+                "any host"
+            )
+        assert here.plan_dir(sid) == context.current
+        assert here.commit(sid).number == 1
+        assert here.remove_thread(extra.thread_id, sid).removed_at is not None
+        assert here.clear_current(sid)[1] > 0
+        assert here.request_thread_dir(sid).plan_dir
+        unknown = _rule(there.context, "sess-nope")
+        assert unknown.rule == "session-unknown"
+        assert "PostgreSQL database 'agentflow'" in unknown.message
+        assert str(tmp_path) not in unknown.message
+    finally:
+        here.close()
+        there.close()

@@ -68,7 +68,8 @@ def test_a_database_no_one_has_open_is_read_as_a_snapshot(home: Path) -> None:
         assert [s.summary.session.session_id for s in reader.sessions(db)] == [sid]
         assert db.usable(False) and not db.usable(True)
         writer = ControlPlane(home)
-        writer.set_topic("changed", sid)  # an agent writes: the snapshot is stale
+        writer.set_topic("changed", sid)  # an agent writes, into its -wal file so far
+        assert not db.usable(False)
         writer.close()
         assert not db.usable(False)
     finally:
@@ -157,6 +158,7 @@ def test_the_database_can_ask_the_time(home: Path) -> None:
     try:
         before = time.time_ns() // 1_000_000
         (now,) = db.execute("SELECT now_ms()").fetchone()
+        assert isinstance(now, int)
         assert before <= now <= time.time_ns() // 1_000_000
     finally:
         reader.close(db)
@@ -172,6 +174,12 @@ def test_a_closed_or_missing_reader_closes_quietly(home: Path) -> None:
     reader.close(db)
     assert db.closed
     reader.close(db)  # twice: nothing raised
+
+    class Broken:
+        def close(self) -> None:
+            raise OSError(104, "Connection reset by peer")
+
+    reader.close(Broken())  # type: ignore[arg-type]
 
 
 # --- URLs and messages ------------------------------------------------------------------------
@@ -220,6 +228,7 @@ def test_a_server_that_does_not_answer_is_said_without_the_password(tmp_path: Pa
     assert message.endswith("; check the URL and that the server is running")
     assert "s3cr3t" not in message and "\n" not in message
     assert "password=***" in message
+    assert '/.s.PGSQL.5432" failed: No such file or directory); check' in message
 
 
 # --- what a viewer reads --------------------------------------------------------------------
@@ -405,3 +414,66 @@ def test_an_additional_thread_is_named_so_in_the_text(home: Path) -> None:
     )
     plane.close()
     assert os.path.isdir(context.current.plan_dir)
+
+
+def test_a_database_without_a_write_ahead_log_is_read_in_place(home: Path) -> None:
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})
+    plane.close()
+    with sqlite3.connect(home / "agentflow.db") as conn:
+        conn.execute("PRAGMA journal_mode = DELETE")  # as an older tool may leave it
+    conn.close()
+    db = _open(home)
+    try:
+        assert not isinstance(db, reader.SnapshotDatabase)
+        assert [s.summary.session.session_id for s in reader.sessions(db)] == [sid]
+    finally:
+        reader.close(db)
+
+
+def test_a_database_on_a_read_only_mount_is_read_as_it_is(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a WAL database copied with its (empty) -wal file onto a mount where SQLite cannot
+    # make the -shm file: the read-only open fails, and the file is read as it is
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})
+    plane.close()
+    (home / "agentflow.db-wal").write_bytes(b"")
+    real = sqlite3.connect
+
+    class NoShm:
+        def execute(self, sql: str) -> None:
+            raise sqlite3.OperationalError("unable to open database file")
+
+        def close(self) -> None:
+            pass
+
+    def connect(database: str, *args: object, **kwargs: object) -> object:
+        if database.endswith("?mode=ro"):
+            return NoShm()
+        return real(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    db = _open(home)
+    monkeypatch.undo()
+    try:
+        assert isinstance(db, reader.SnapshotDatabase)
+        assert [s.summary.session.session_id for s in reader.sessions(db)] == [sid]
+    finally:
+        reader.close(db)
+
+
+def test_a_server_that_gives_no_reason_is_said_to_give_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import psycopg
+
+    def silent(*args: object, **kwargs: object) -> None:
+        raise psycopg.OperationalError("")
+
+    monkeypatch.setattr(psycopg, "connect", silent)
+    with pytest.raises(ControlError) as info:
+        reader.open_reader(None, "postgresql://board:s3cr3t@db.example/agentflow")
+    assert "(no answer); check the URL" in info.value.message
+    assert "s3cr3t" not in info.value.message
