@@ -478,3 +478,26 @@ def test_an_exclusive_write_that_cannot_drop_its_temporary_name_says_why(
     with pytest.raises(OSError, match="Input/output error") as caught:
         write_bytes_atomic(tmp_path / "new.md", b"x", exclusive=True)
     assert caught.value.errno == errno.EIO
+
+
+def test_without_hard_links_a_file_appearing_during_an_exclusive_write_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    real_fsync = os.fsync
+    target = tmp_path / "plan.md"
+
+    def meanwhile(fd: int) -> None:
+        real_fsync(fd)
+        if not target.exists():
+            target.write_text("theirs\n", encoding="utf-8")
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "fsync", meanwhile)
+    with pytest.raises(FileExistsError):
+        write_bytes_atomic(target, b"ours\n", exclusive=True)
+    monkeypatch.undo()
+    assert target.read_text(encoding="utf-8") == "theirs\n"
+    assert _entries(tmp_path) == ["plan.md"]
