@@ -501,3 +501,20 @@ def test_without_hard_links_a_file_appearing_during_an_exclusive_write_is_kept(
     monkeypatch.undo()
     assert target.read_text(encoding="utf-8") == "theirs\n"
     assert _entries(tmp_path) == ["plan.md"]
+
+
+def test_where_files_cannot_be_locked_writes_and_sweeps_still_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # some network file systems have no flock: every temporary file is then its own
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
+    stray = tmp_path / textio.temp_name("plan.md")
+    stray.write_bytes(b"half")
+    assert textio.remove_abandoned_temp_files(tmp_path) == 1
+    assert _entries(tmp_path) == ["plan.md"]

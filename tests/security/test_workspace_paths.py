@@ -343,3 +343,10 @@ def test_a_file_deleted_while_the_project_is_walked_is_skipped(
 
     monkeypatch.setattr(os, "stat", deleted_meanwhile)
     assert protected_links(root, ["*.pem"]) == inodes
+
+
+def test_a_rule_anchored_at_the_root_protects_a_file_there(root: Path) -> None:
+    env = root / ".env"
+    env.write_text("TOKEN=x\n")
+    found = protected_links(root, ["/.env"])
+    assert found == {(env.stat().st_dev, env.stat().st_ino)}
