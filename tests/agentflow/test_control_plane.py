@@ -263,6 +263,7 @@ def test_an_ended_session_takes_no_more_plan_requests(plane: ControlPlane) -> No
     for call in (
         plane.plan_dir,
         plane.request_thread_dir,
+        lambda s: plane.remove_thread("thread_2", s),
         plane.clear_current,
         plane.commit,
         lambda s: plane.set_topic("api", s),

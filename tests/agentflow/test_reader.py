@@ -273,7 +273,15 @@ def test_a_database_migrated_under_an_open_reader_is_refused(home: Path) -> None
         with pytest.raises(ControlError) as info:
             reader.signature(db)
         assert info.value.rule == "schema-mismatch"
-        assert "has schema version 99, written by a newer plankit" in info.value.message
+        assert info.value.message.startswith(
+            f"{home / 'agentflow.db'} has schema version 99, written by a newer plankit"
+        )
+        with sqlite3.connect(home / "agentflow.db") as conn:
+            conn.execute("DELETE FROM schema_version")  # emptied by a broken tool
+        conn.close()
+        with pytest.raises(ControlError) as info:
+            reader.signature(db)
+        assert "has schema version 0, written by an older plankit" in info.value.message
     finally:
         reader.close(db)
         plane.close()
@@ -460,6 +468,7 @@ def test_a_database_on_a_read_only_mount_is_read_as_it_is(
     try:
         assert isinstance(db, reader.SnapshotDatabase)
         assert [s.summary.session.session_id for s in reader.sessions(db)] == [sid]
+        assert not (home / "agentflow.db-shm").exists()  # read as it is: nothing made
     finally:
         reader.close(db)
 
@@ -477,3 +486,38 @@ def test_a_server_that_gives_no_reason_is_said_to_give_no_answer(
         reader.open_reader(None, "postgresql://board:s3cr3t@db.example/agentflow")
     assert "(no answer); check the URL" in info.value.message
     assert "s3cr3t" not in info.value.message
+
+
+def test_a_commit_of_a_plan_without_tasks_counts_none(home: Path) -> None:
+    plane = ControlPlane(home)
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), title="Just the narrative")
+    record = plane.commit(sid)
+    db = _open(home)
+    try:
+        _, commits = reader.timeline(db, sid, 5)
+        assert [(c.number, c.committed_at, c.threads, c.tasks) for c in commits] == [
+            (1, record.committed_at, 1, 0)
+        ]
+    finally:
+        reader.close(db)
+        plane.close()
+
+
+def test_the_last_change_of_a_session_is_its_latest_task_change(home: Path) -> None:
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": [], "b": [], "c": []})
+    claimed = plane.claim(sid, agent="w1").task
+    assert claimed is not None
+    plane.done(claimed.ref, sid, claim=claimed.claim)
+    plane.claim(sid, agent="w2")
+    db = _open(home)
+    try:
+        ((latest,),) = [db.execute("SELECT MAX(changed_at) FROM tasks").fetchone()]
+        (row,) = reader.sessions(db)
+        assert row.states == {"claimed": 1, "done": 1, "ready": 1}
+        assert row.last_change_ms == latest
+    finally:
+        reader.close(db)
+        plane.close()
