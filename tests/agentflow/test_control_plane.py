@@ -186,7 +186,9 @@ def test_an_agent_session_started_by_another_host_meanwhile_exists(
     monkeypatch.setattr(queries, "session_of_agent", not_yet)
     error = _rule(plane.start_session, "claude-42")
     assert error.rule == "session-exists"
-    assert first in error.message
+    assert error.message.startswith(
+        f"agent session 'claude-42' already has agentflow session {first};"
+    )
     assert len(calls) == 2
     assert os.listdir(home / "plans") == [first]  # no directory left for the refused one
     assert [s.session.session_id for s in plane.sessions()] == [first]
