@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -109,26 +110,36 @@ def test_a_missing_folder_is_an_oserror(tmp_path: Path) -> None:
         write_bytes_atomic(tmp_path / "nowhere" / "plan.md", b"x")
 
 
-def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replace os.fsync by one that records the kind of each descriptor it flushes."""
-    kinds: list[str] = []
+def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """Replace os.fsync by one that records each descriptor it flushes: its kind, inode
+    and size then."""
+    flushed: list[tuple[str, int, int]] = []
     real = os.fsync
 
     def recording(fd: int) -> None:
-        mode = os.fstat(fd).st_mode
-        kinds.append("dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "?")
+        st = os.fstat(fd)
+        kind = "dir" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "?"
+        flushed.append((kind, st.st_ino, st.st_size if kind == "file" else 0))
         real(fd)
 
     monkeypatch.setattr(os, "fsync", recording)
-    return kinds
+    return flushed
 
 
-def test_the_file_then_its_directory_are_flushed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("held_dir", [False, True], ids=["path", "held"])
+def test_the_whole_file_then_its_directory_are_flushed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int, held_dir: bool
 ) -> None:
-    kinds = _record_fsyncs(monkeypatch)
-    write_text_atomic(tmp_path / "plan.md", "x\n")
-    assert kinds == ["file", "dir"]
+    flushed = _record_fsyncs(monkeypatch)
+    if held_dir:
+        write_bytes_atomic("plan.md", b"# Plan\n", dir_fd=held)
+    else:
+        write_text_atomic(tmp_path / "plan.md", "# Plan\n")
+    monkeypatch.undo()
+    assert flushed == [
+        ("file", (tmp_path / "plan.md").stat().st_ino, 7),  # every byte, before the rename
+        ("dir", tmp_path.stat().st_ino, 0),
+    ]
 
 
 def test_the_directory_flush_is_skipped_where_directories_cannot_be_opened(
@@ -170,17 +181,23 @@ def test_a_held_directory_takes_bare_names_only(held: int) -> None:
             write_bytes_atomic(name, b"x", dir_fd=held)
 
 
+@pytest.mark.parametrize("dangling", [False, True])
 def test_a_symbolic_link_in_a_held_directory_is_replaced_not_followed(
-    tmp_path: Path, held: int
+    tmp_path: Path, held: int, umask: Callable[[int], None], dangling: bool
 ) -> None:
+    umask(0o022)
     outside = tmp_path / "outside.md"
-    outside.write_text("keep\n", encoding="utf-8")
-    os.chmod(outside, 0o600)
+    if not dangling:
+        outside.write_text("keep\n", encoding="utf-8")
+        os.chmod(outside, 0o600)
     (tmp_path / "plan.md").symlink_to(outside)
     write_bytes_atomic("plan.md", b"new\n", dir_fd=held)
-    assert outside.read_text(encoding="utf-8") == "keep\n"
+    assert not dangling or not outside.exists()
+    assert dangling or outside.read_text(encoding="utf-8") == "keep\n"
     assert not (tmp_path / "plan.md").is_symlink()
     assert (tmp_path / "plan.md").read_bytes() == b"new\n"
+    # a new file: not the link's own 0777 (world-writable), nor its target's mode
+    assert stat.S_IMODE((tmp_path / "plan.md").stat().st_mode) == 0o644
 
 
 @pytest.mark.parametrize("held_dir", [False, True], ids=["path", "held"])
@@ -193,8 +210,10 @@ def test_exclusive_never_replaces(tmp_path: Path, held: int, held_dir: bool) -> 
 
     write("new.md", b"first\n")
     assert (tmp_path / "new.md").read_bytes() == b"first\n"
-    with pytest.raises(FileExistsError):
+    with pytest.raises(FileExistsError) as caught:
         write("new.md", b"second\n")
+    assert (caught.value.errno, caught.value.strerror) == (errno.EEXIST, "the file already exists")
+    assert caught.value.filename == ("new.md" if held_dir else str(tmp_path / "new.md"))
     (tmp_path / "dangling.md").symlink_to(tmp_path / "nowhere")
     with pytest.raises(FileExistsError):
         write("dangling.md", b"x")
@@ -260,3 +279,242 @@ def test_it_is_the_only_atomic_writer() -> None:
     }
     assert sorted(copies - KNOWN_COPIES) == [], "write through plankit.textio.write_bytes_atomic"
     assert sorted(KNOWN_COPIES - copies) == [], "no longer a copy: remove from KNOWN_COPIES"
+
+
+def _names_from(monkeypatch: pytest.MonkeyPatch, *tokens: str) -> None:
+    """The random parts of the next temporary names, in order (the last one repeats)."""
+    import secrets
+
+    left = list(tokens)
+    monkeypatch.setattr(secrets, "token_hex", lambda n: left.pop(0) if len(left) > 1 else left[0])
+
+
+def test_a_temporary_name_already_taken_is_skipped_and_its_file_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken = tmp_path / ".plan.md.0000beef.tmp"  # a stray of a killed write
+    taken.write_bytes(b"half a plan")
+    _names_from(monkeypatch, "0000beef", "0000cafe")
+    write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
+    assert (tmp_path / "plan.md").read_bytes() == b"# Plan\n"
+    assert taken.read_bytes() == b"half a plan"
+    assert _entries(tmp_path) == [taken.name, "plan.md"]
+
+
+def test_no_free_temporary_name_is_an_error_that_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".plan.md.0000beef.tmp").write_bytes(b"x")
+    (tmp_path / "plan.md").write_bytes(b"old\n")
+    _names_from(monkeypatch, "0000beef")
+    with pytest.raises(FileExistsError) as caught:
+        write_bytes_atomic(tmp_path / "plan.md", b"new\n")
+    assert (caught.value.errno, caught.value.strerror) == (
+        errno.EEXIST,
+        "no free temporary file name next to plan.md",
+    )
+    assert (tmp_path / "plan.md").read_bytes() == b"old\n"
+    assert _entries(tmp_path) == [".plan.md.0000beef.tmp", "plan.md"]
+
+
+def _sweep_takes_the_first_temporary_file(
+    monkeypatch: pytest.MonkeyPatch, *, finish: bool
+) -> list[int]:
+    """A sweep of another process (here: another open file) locks the first temporary
+    file right after it is created; with ``finish`` it also removes it and lets go.
+    The descriptors the sweep still holds are returned, to close."""
+    import fcntl
+
+    real = os.open
+    held: list[int] = []
+
+    def open_then_swept(path: str, flags: int, mode: int = 0o777, **kwargs: object) -> int:
+        fd = real(path, flags, mode, **kwargs)  # type: ignore[arg-type]
+        if flags & os.O_CREAT and not held:
+            sweep = real(path, os.O_RDONLY, **kwargs)  # type: ignore[arg-type]
+            fcntl.flock(sweep, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(sweep)
+            if finish:
+                os.unlink(path, **kwargs)  # type: ignore[arg-type]
+                fcntl.flock(sweep, fcntl.LOCK_UN)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_swept)
+    return held
+
+
+@pytest.mark.parametrize("finish", [False, True], ids=["sweep-running", "sweep-done"])
+def test_a_temporary_file_a_sweep_took_first_is_left_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, finish: bool
+) -> None:
+    _names_from(monkeypatch, "0000beef", "0000cafe")
+    held = _sweep_takes_the_first_temporary_file(monkeypatch, finish=finish)
+    try:
+        write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
+    finally:
+        monkeypatch.undo()
+        for fd in held:
+            os.close(fd)
+    assert (tmp_path / "plan.md").read_bytes() == b"# Plan\n"
+    # the sweep's file was not written: still there, empty, for the sweep to remove
+    swept = tmp_path / ".plan.md.0000beef.tmp"
+    assert _entries(tmp_path) == ([] if finish else [swept.name]) + ["plan.md"]
+    assert finish or swept.read_bytes() == b""
+
+
+def test_abandoned_temporary_files_are_removed_and_others_left(tmp_path: Path) -> None:
+    strays = [tmp_path / textio.temp_name("plan.md") for _ in range(2)]
+    for path in strays:
+        path.write_bytes(b"half")
+    other = tmp_path / textio.temp_name("notes.md")
+    other.write_bytes(b"half")
+    link = tmp_path / ".plan.md.0000beef.tmp"
+    link.symlink_to(tmp_path / "plan.md")
+    (tmp_path / "plan.md").write_bytes(b"# Plan\n")
+    folder = tmp_path / ".plan.md.0000cafe.tmp"
+    folder.mkdir()
+    os.mkfifo(tmp_path / ".plan.md.0000f1f0.tmp")
+    assert textio.remove_abandoned_temp_files(tmp_path, "plan.md") == 2
+    assert not any(path.exists() for path in strays)
+    assert _entries(tmp_path) == sorted(
+        [other.name, link.name, folder.name, ".plan.md.0000f1f0.tmp", "plan.md"]
+    )
+    assert (tmp_path / "plan.md").read_bytes() == b"# Plan\n"  # the link's target too
+    assert textio.remove_abandoned_temp_files(tmp_path) == 1  # every name: notes.md's
+    assert textio.remove_abandoned_temp_files(tmp_path / "missing") == 0
+
+
+def test_a_sweep_goes_on_past_links_named_like_temporary_files(tmp_path: Path) -> None:
+    # links and strays in turn, so that some link is listed before some stray whatever
+    # order the file system lists them in
+    (tmp_path / "plan.md").write_bytes(b"# Plan\n")
+    links, strays = [], []
+    for n in range(6):
+        link = tmp_path / f".plan.md.0000aa{n:02x}.tmp"
+        link.symlink_to("plan.md")
+        links.append(link)
+        stray = tmp_path / f".plan.md.0000bb{n:02x}.tmp"
+        stray.write_bytes(b"half")
+        strays.append(stray)
+    assert textio.remove_abandoned_temp_files(tmp_path, "plan.md") == 6
+    assert _entries(tmp_path) == sorted([link.name for link in links] + ["plan.md"])
+
+
+def test_a_running_write_keeps_its_temporary_file_from_a_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.fsync
+    swept: list[int] = []
+
+    def sweep_meanwhile(fd: int) -> None:
+        real(fd)
+        if not swept:
+            swept.append(textio.remove_abandoned_temp_files(tmp_path))
+
+    monkeypatch.setattr(os, "fsync", sweep_meanwhile)
+    write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
+    monkeypatch.undo()
+    assert swept == [0]
+    assert (tmp_path / "plan.md").read_bytes() == b"# Plan\n"
+
+
+@pytest.mark.parametrize("held_dir", [False, True], ids=["path", "held"])
+def test_exclusive_works_where_hard_links_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int, held_dir: bool
+) -> None:
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # FAT, some network shares
+
+    monkeypatch.setattr(os, "link", no_links)
+
+    def write(name: str, data: bytes) -> None:
+        if held_dir:
+            write_bytes_atomic(name, data, dir_fd=held, exclusive=True)
+        else:
+            write_bytes_atomic(tmp_path / name, data, exclusive=True)
+
+    write("new.md", b"first\n")
+    assert (tmp_path / "new.md").read_bytes() == b"first\n"
+    with pytest.raises(FileExistsError):
+        write("new.md", b"second\n")
+    assert (tmp_path / "new.md").read_bytes() == b"first\n"
+    assert _entries(tmp_path) == ["new.md"]
+
+
+def test_an_exclusive_write_that_cannot_link_for_another_reason_fails_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "link", broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        write_bytes_atomic(tmp_path / "new.md", b"x", exclusive=True)
+    assert _entries(tmp_path) == []
+
+
+def test_a_path_through_a_symbolic_link_gets_its_targets_mode(
+    tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    # the link is replaced by the new file; the mode is the one the user gave the file
+    umask(0o022)
+    real = tmp_path / "real.md"
+    real.write_text("old\n", encoding="utf-8")
+    os.chmod(real, 0o600)
+    (tmp_path / "plan.md").symlink_to("real.md")
+    write_bytes_atomic(tmp_path / "plan.md", b"new\n")
+    assert not (tmp_path / "plan.md").is_symlink()
+    assert stat.S_IMODE((tmp_path / "plan.md").stat().st_mode) == 0o600
+    assert real.read_bytes() == b"old\n"
+
+
+def test_an_exclusive_write_that_cannot_drop_its_temporary_name_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")  # the disk went away
+
+    monkeypatch.setattr(os, "unlink", broken)
+    with pytest.raises(OSError, match="Input/output error") as caught:
+        write_bytes_atomic(tmp_path / "new.md", b"x", exclusive=True)
+    assert caught.value.errno == errno.EIO
+
+
+def test_without_hard_links_a_file_appearing_during_an_exclusive_write_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    real_fsync = os.fsync
+    target = tmp_path / "plan.md"
+
+    def meanwhile(fd: int) -> None:
+        real_fsync(fd)
+        if not target.exists():
+            target.write_text("theirs\n", encoding="utf-8")
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(os, "fsync", meanwhile)
+    with pytest.raises(FileExistsError):
+        write_bytes_atomic(target, b"ours\n", exclusive=True)
+    monkeypatch.undo()
+    assert target.read_text(encoding="utf-8") == "theirs\n"
+    assert _entries(tmp_path) == ["plan.md"]
+
+
+def test_where_files_cannot_be_locked_writes_and_sweeps_still_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # some network file systems have no flock: every temporary file is then its own
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
+    stray = tmp_path / textio.temp_name("plan.md")
+    stray.write_bytes(b"half")
+    assert textio.remove_abandoned_temp_files(tmp_path) == 1
+    assert _entries(tmp_path) == ["plan.md"]

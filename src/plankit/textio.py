@@ -52,14 +52,13 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> TextFil
     try:  # utf-8-sig drops the BOM without a copy of the bytes (a plan can be 10 MB)
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as exc:
-        skip = len(_BOM) if bom else 0
-        at = exc.start - skip
-        line = _line_of(data[skip:], at)
+        # exc.object holds the bytes decoded: those after the BOM, when there is one
+        at = exc.start
         raise InputError(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {at}); save the file as UTF-8",
+            f"not UTF-8 text (byte 0x{exc.object[at]:02x} at offset {at}); save the file as UTF-8",
             code="not-utf8",
             path=path,
-            line=line,
+            line=_line_of(exc.object, at),
         ) from None
     nul = text.find("\0")
     if nul >= 0:
@@ -295,6 +294,8 @@ def _existing_mode(target: str, dir_fd: int | None, *, exclusive: bool) -> int |
         return None
     if exclusive:
         raise FileExistsError(errno.EEXIST, "the file already exists", target)
+    if stat.S_ISLNK(st.st_mode):  # replaced, not followed: its 0777 is no file's mode
+        return None
     return stat.S_IMODE(st.st_mode)
 
 
