@@ -1,0 +1,254 @@
+"""What a cell of a user's workbook reads as, and how a sheet is added to it.
+
+The workbooks here are written part by part the way Excel and LibreOffice write them
+(shared strings with rich-text runs, booleans, errors, cached formula values, a
+prefixed relationships namespace on the root), since openpyxl writes only some of
+these shapes.  Each read is what Excel shows in the cell.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from python_calamine import CalamineWorkbook
+
+from plankit.checklist import PlanManager, StoreError, XlsxWorkbook
+
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
+XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
+
+
+def excel_parts(sheet_data: str, shared: list[str] | None = None) -> dict[str, str]:
+    """The parts of a one-sheet workbook called ``Data`` as Excel saves it."""
+    rels = (
+        f'<Relationship Id="rId1" Type="{RELS}/worksheet" Target="worksheets/sheet1.xml"/>'
+        f'<Relationship Id="rId2" Type="{RELS}/styles" Target="styles.xml"/>'
+    )
+    types = (
+        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-'
+        'officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.'
+        'openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    )
+    parts = {
+        "[Content_Types].xml": XML_HEAD
+        + '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+        'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+        f"{types}</Types>",
+        "_rels/.rels": XML_HEAD + f'<Relationships xmlns="{PKG}"><Relationship Id="rId1" '
+        f'Type="{RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": XML_HEAD + f'<workbook xmlns="{MAIN}" xmlns:r="{RELS}"><sheets>'
+        '<sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/styles.xml": XML_HEAD + f'<styleSheet xmlns="{MAIN}"/>',
+        "xl/worksheets/sheet1.xml": XML_HEAD + f'<worksheet xmlns="{MAIN}" xmlns:r="{RELS}">'
+        f'<dimension ref="A1:D9"/><sheetData>{sheet_data}</sheetData></worksheet>',
+    }
+    if shared is not None:
+        parts["xl/sharedStrings.xml"] = (
+            XML_HEAD + f'<sst xmlns="{MAIN}" count="{len(shared)}" uniqueCount="{len(shared)}">'
+            f"{''.join(shared)}</sst>"
+        )
+        parts["xl/_rels/workbook.xml.rels"] = (
+            XML_HEAD + f'<Relationships xmlns="{PKG}">{rels}<Relationship Id="rId3" '
+            f'Type="{RELS}/sharedStrings" Target="sharedStrings.xml"/></Relationships>'
+        )
+    else:
+        parts["xl/_rels/workbook.xml.rels"] = (
+            XML_HEAD + f'<Relationships xmlns="{PKG}">{rels}</Relationships>'
+        )
+    return parts
+
+
+def save(path: Path, parts: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, text.encode("utf-8"))
+    return path
+
+
+def book(tmp_path: Path, sheet_data: str, shared: list[str] | None = None) -> XlsxWorkbook:
+    return XlsxWorkbook(save(tmp_path / "book.xlsx", excel_parts(sheet_data, shared)))
+
+
+def calamine(path: Path, sheet: str) -> list[list[object]]:
+    return (
+        CalamineWorkbook.from_path(str(path))
+        .get_sheet_by_name(sheet)
+        .to_python(skip_empty_area=False)
+    )
+
+
+# --- what each kind of cell reads as -------------------------------------------------------
+
+
+def test_numbers_read_as_excel_shows_them(tmp_path: Path) -> None:
+    store = book(
+        tmp_path,
+        '<row r="1"><c r="A1"><v>42</v></c><c r="B1"><v>3.5</v></c><c r="C1"><v>2.0</v></c>'
+        '<c r="D1"><v>-7</v></c></row>'
+        '<row r="2"><c r="A2"><v>1E+15</v></c><c r="B2"><v>999999999999999</v></c>'
+        '<c r="C2" t="n"><v>1.5E-3</v></c><c r="D2"><v>n/a</v></c></row>',
+    )
+    assert [store.get_cell(f"Data!{c}1") for c in "ABCD"] == ["42", "3.5", "2", "-7"]
+    # from 10^15 on a whole number keeps the text Excel wrote: a float has no exact digits
+    assert store.get_cell("Data!A2") == "1E+15"
+    assert store.get_cell("Data!B2") == "999999999999999"
+    assert store.get_cell("Data!C2") == "1.5E-3"
+    assert store.get_cell("Data!D2") == "n/a"
+
+
+def test_booleans_errors_dates_and_formula_text(tmp_path: Path) -> None:
+    store = book(
+        tmp_path,
+        '<row r="1"><c r="A1" t="b"><v>1</v></c><c r="B1" t="b"><v>0</v></c>'
+        '<c r="C1" t="b"><v>true</v></c><c r="D1" t="b"><v> 1 </v></c></row>'
+        '<row r="2"><c r="A2" t="e"><f>1/0</f><v>#DIV/0!</v></c>'
+        '<c r="B2" t="str"><f>"a"&amp;CHAR(13)</f><v>a_x000D_</v></c>'
+        '<c r="C2" t="d"><v>2026-11-26T00:00:00</v></c></row>',
+    )
+    assert [store.get_cell(f"Data!{c}1") for c in "ABCD"] == ["TRUE", "FALSE", "TRUE", "TRUE"]
+    assert store.get_cell("Data!A2") == "#DIV/0!"
+    assert store.get_cell("Data!B2") == "a\r"
+    assert store.get_cell("Data!C2") == "2026-11-26T00:00:00"
+
+
+def test_a_formula_reads_as_its_cached_value_or_else_as_itself(tmp_path: Path) -> None:
+    store = book(
+        tmp_path,
+        '<row r="1"><c r="A1"><v>21</v></c><c r="B1"><f>A1*2</f><v>42</v></c>'
+        '<c r="C1"><f>A1*3</f><v></v></c><c r="D1"><f>A1*4</f></c></row>'
+        '<row r="2"><c r="A2" s="3"/><c r="B2"><f></f></c></row>',
+    )
+    assert store.get_cell("Data!B1") == "42"
+    assert store.get_cell("Data!C1") == "=A1*3"
+    assert store.get_cell("Data!D1") == "=A1*4"
+    assert store.get_cell("Data!A2") == ""  # a styled empty cell
+    assert store.get_cell("Data!B2") == ""
+
+
+def test_shared_strings_with_rich_text_and_phonetic_runs(tmp_path: Path) -> None:
+    shared = [
+        "<si><t>plain</t></si>",
+        '<si><r><rPr><b/></rPr><t>Bold</t></r><r><t xml:space="preserve"> and not</t></r></si>',
+        '<si><t>東京</t><rPh sb="0" eb="2"><t>トウキョウ</t></rPh><phoneticPr fontId="1"/></si>',
+        "<si><t/></si>",
+        "<si><t>line_x000D_</t></si>",
+    ]
+    store = book(
+        tmp_path,
+        '<row r="1">'
+        + "".join(f'<c r="{c}1" t="s"><v>{i}</v></c>' for i, c in enumerate("ABCDE"))
+        + '</row><row r="2"><c r="A2" t="s"><v>x</v></c></row>',
+        shared,
+    )
+    got = [store.get_cell(f"Data!{c}1") for c in "ABCDE"]
+    assert got == ["plain", "Bold and not", "東京", "", "line\r"]
+    assert store.get_cell("Data!A2") == ""  # not an index: nothing to show
+
+
+@pytest.mark.parametrize("index", ["5", "-1"])
+def test_a_shared_string_that_does_not_exist_is_a_damaged_workbook(
+    tmp_path: Path, index: str
+) -> None:
+    store = book(
+        tmp_path, f'<row r="2"><c r="C2" t="s"><v>{index}</v></c></row>', ["<si><t>a</t></si>"]
+    )
+    with pytest.raises(StoreError, match=f"shared string {index}, which does not exist") as e:
+        store.get_cell("Data!C2")
+    assert e.value.code == "not-a-workbook"
+
+
+def test_a_workbook_without_shared_strings_has_none_to_refer_to(tmp_path: Path) -> None:
+    store = book(tmp_path, '<row r="2"><c r="C2" t="s"><v>0</v></c></row>')
+    with pytest.raises(StoreError, match="shared string 0, which does not exist"):
+        store.get_cell("Data!C2")
+
+
+def test_inline_strings_with_and_without_text(tmp_path: Path) -> None:
+    store = book(
+        tmp_path,
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>a_x0009_b</t></is></c>'
+        '<c r="B1" t="inlineStr"></c>'
+        '<c r="C1" t="inlineStr"><is><r><t>x</t></r><r><t>y</t></r></is></c></row>',
+    )
+    assert store.get_cell("Data!A1") == "a\tb"
+    assert store.get_cell("Data!B1") == ""
+    assert store.get_cell("Data!C1") == "xy"
+
+
+# --- a sheet added to a workbook Excel wrote -----------------------------------------------
+
+
+def test_a_plan_sheet_added_beside_excels_prefixed_relationships(tmp_path: Path) -> None:
+    parts = excel_parts('<row r="1"><c r="A1"><v>1</v></c></row>')
+    parts["xl/worksheets/sheet3.xml"] = parts["xl/worksheets/sheet1.xml"]
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(
+        "</sheets>", '<sheet name="Old" sheetId="4" r:id="rId7"/></sheets>'
+    )
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        "</Relationships>",
+        f'<Relationship Id="rId7" Type="{RELS}/worksheet" Target="/xl/worksheets/sheet3.xml"/>'
+        "</Relationships>",
+    )
+    # the styles' relationship renumbered, as after a sheet was deleted: rId2 is free
+    for name in ("xl/_rels/workbook.xml.rels",):
+        parts[name] = parts[name].replace('Id="rId2"', 'Id="rId8"')
+    path = save(tmp_path / "book.xlsx", parts)
+    manager = PlanManager(XlsxWorkbook(path))
+    manager.init_plan(raise_errors=True)
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        workbook = z.read("xl/workbook.xml").decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+        types = z.read("[Content_Types].xml").decode()
+    # the next free part, relationship id and sheet id; the r prefix the root declares
+    assert "xl/worksheets/sheet2.xml" in names
+    assert '<sheet name="AGENT_BASE" sheetId="5" r:id="rId2"/></sheets>' in workbook
+    assert (
+        f'<Relationship Id="rId2" Type="{RELS}/worksheet" Target="worksheets/sheet2.xml"/>' in rels
+    )
+    assert '<Override PartName="/xl/worksheets/sheet2.xml" ' in types
+    assert XlsxWorkbook(path).list_sheets() == ["Data", "Old", "AGENT_BASE"]
+    assert XlsxWorkbook(path).get_cell("Old!A1") == "1"
+    plan = manager.get_plan()
+    assert plan is not None
+    assert calamine(path, "AGENT_BASE")[1][2] == plan.raw
+
+
+def test_a_plan_sheet_added_to_a_package_laid_out_by_another_tool(tmp_path: Path) -> None:
+    """The workbook part at the package root, relationship ids that are not rIdN (as the
+    Open XML SDK writes them) and a prefixed relationships namespace: all valid."""
+    parts: dict[str, str] = {}
+    for name, text in excel_parts('<row r="1"><c r="A1"><v>1</v></c></row>').items():
+        text = text.replace('Target="xl/workbook.xml"', 'Target="/workbook.xml"')
+        text = text.replace('PartName="/xl/', 'PartName="/')
+        text = text.replace('Id="rId1"', 'Id="R9a1f"').replace('Id="rId2"', 'Id="R4c2e"')
+        text = text.replace('r:id="rId1"', 'r:id="R9a1f"')
+        text = text.replace(
+            f'<Relationships xmlns="{PKG}">', f'<pr:Relationships xmlns:pr="{PKG}">'
+        )
+        text = text.replace("<Relationship ", "<pr:Relationship ")
+        text = text.replace("</Relationships>", "</pr:Relationships>")
+        parts[name.removeprefix("xl/")] = text
+    assert "_rels/workbook.xml.rels" in parts and "workbook.xml" in parts
+    path = save(tmp_path / "book.xlsx", parts)
+    PlanManager(XlsxWorkbook(path)).init_plan(raise_errors=True)
+    with zipfile.ZipFile(path) as z:
+        rels = z.read("_rels/workbook.xml.rels").decode()
+        types = z.read("[Content_Types].xml").decode()
+        names = z.namelist()
+    # the new sheet goes where Excel puts sheets; its target is relative to the root
+    assert "xl/worksheets/sheet1.xml" in names and "worksheets/sheet1.xml" in names
+    assert (
+        f'<pr:Relationship Id="rId1" Type="{RELS}/worksheet" Target="xl/worksheets/sheet1.xml"/>'
+        "</pr:Relationships>"
+    ) in rels
+    assert '<Override PartName="/xl/worksheets/sheet1.xml" ' in types
+    assert XlsxWorkbook(path).list_sheets() == ["Data", "AGENT_BASE"]
+    assert calamine(path, "AGENT_BASE")[0][2] == "PLAN.md Contents"
+    assert XlsxWorkbook(path).get_cell("Data!A1") == "1"
