@@ -8,6 +8,7 @@ these shapes.  Each read is what Excel shows in the cell.
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -234,6 +235,12 @@ def test_a_plan_sheet_added_to_a_package_laid_out_by_another_tool(tmp_path: Path
         )
         text = text.replace("<Relationship ", "<pr:Relationship ")
         text = text.replace("</Relationships>", "</pr:Relationships>")
+        if name == "xl/workbook.xml":
+            text = text.replace(f'<workbook xmlns="{MAIN}"', f'<x:workbook xmlns:x="{MAIN}"')
+            text = re.sub(r"<(/?)(workbook|sheets|sheet)\b", r"<\1x:\2", text)
+        if name == "[Content_Types].xml":
+            text = re.sub(r"<(/?)(Types|Default|Override)\b", r"<\1ct:\2", text)
+            text = text.replace("<ct:Types xmlns=", "<ct:Types xmlns:ct=")
         parts[name.removeprefix("xl/")] = text
     assert "_rels/workbook.xml.rels" in parts and "workbook.xml" in parts
     path = save(tmp_path / "book.xlsx", parts)
@@ -248,7 +255,23 @@ def test_a_plan_sheet_added_to_a_package_laid_out_by_another_tool(tmp_path: Path
         f'<pr:Relationship Id="rId1" Type="{RELS}/worksheet" Target="xl/worksheets/sheet1.xml"/>'
         "</pr:Relationships>"
     ) in rels
-    assert '<Override PartName="/xl/worksheets/sheet1.xml" ' in types
+    assert '<ct:Override PartName="/xl/worksheets/sheet1.xml" ' in types
+    workbook = zipfile.ZipFile(path).read("workbook.xml").decode()
+    assert '<x:sheet name="AGENT_BASE" sheetId="2" r:id="rId1"/></x:sheets>' in workbook
     assert XlsxWorkbook(path).list_sheets() == ["Data", "AGENT_BASE"]
     assert calamine(path, "AGENT_BASE")[0][2] == "PLAN.md Contents"
     assert XlsxWorkbook(path).get_cell("Data!A1") == "1"
+
+
+def test_a_workbook_whose_content_types_are_cut_short_is_left_alone(tmp_path: Path) -> None:
+    parts = excel_parts('<row r="1"><c r="A1"><v>1</v></c></row>')
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].removesuffix("</Types>")
+    path = save(tmp_path / "book.xlsx", parts)
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        PlanManager(XlsxWorkbook(path)).init_plan(raise_errors=True)
+    assert str(caught.value) == (
+        "the workbook part [Content_Types].xml has no </Types>; it cannot be changed safely"
+    )
+    assert caught.value.code == "not-a-workbook"
+    assert path.read_bytes() == before

@@ -149,6 +149,11 @@ def test_an_openpyxl_workbook_keeps_every_other_part(tmp_path: Path) -> None:
     before, raw_before = parts(path), raw_members(path)
     PlanManager(XlsxWorkbook(path)).init_plan(raise_errors=True)
     plan_part = check_new_sheet(before, path, raw_before)
+    # openpyxl declares the relationships namespace on each <sheet>, so the new one does
+    assert (
+        '<sheet name="AGENT_BASE" sheetId="3" xmlns:r="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships" r:id="rId5"/></sheets>'
+    ) in parts(path)["xl/workbook.xml"].decode()
     settled, raw_settled = parts(path), raw_members(path)
     manager = run_updates(path)
     check_only_part_changed(settled, raw_settled, path, plan_part)
@@ -203,6 +208,10 @@ def test_sheet_names_are_one_name_in_any_case(tmp_path: Path) -> None:
     assert parse_plan(store.get_cell("AGENT_BASE!C2")).title == "Getting Started with Sheet Agent"
     with pytest.raises(StoreError, match=r"'agent_base' already exists \(Excel ignores case"):
         store.create_sheet("AGENT_BASE")
+    with pytest.raises(StoreError) as caught:
+        store.create_sheet("agent_base")
+    assert str(caught.value) == "a sheet named 'agent_base' already exists"
+    assert caught.value.code == "sheet-exists"
     assert PlanManager(store).complete_task("1.1").status == "done"
     assert "[x] 1.1" in str(rows(path, "agent_base")[1][2])
 
