@@ -81,6 +81,29 @@ def test_missing_file_is_no_plan_and_stays_missing(path: Path) -> None:
     assert not path.exists()
 
 
+def test_the_file_is_the_one_sheet_and_is_made_empty(path: Path) -> None:
+    store = MarkdownFile(path)
+    with pytest.raises(StoreError) as caught:
+        store.set_cell("AGENT_BASE!C2", "# Plan: Mine\n")
+    assert str(caught.value) == (
+        f"cannot write AGENT_BASE!C2: {path} does not exist yet (create the sheet first, "
+        "as init_plan does)"
+    )
+    assert caught.value.code == "no-sheet"
+    with pytest.raises(StoreError) as caught:
+        store.create_sheet("Notes")
+    assert str(caught.value) == "a Markdown file holds one sheet, 'AGENT_BASE'; cannot add 'Notes'"
+    assert caught.value.code == "no-such-sheet"
+    assert not path.exists()
+    store.create_sheet("AGENT_BASE")
+    assert path.read_bytes() == b""  # a new sheet is empty, and so is the new file
+    assert store.list_sheets() == ["AGENT_BASE"]
+    with pytest.raises(StoreError) as caught:
+        store.create_sheet("AGENT_BASE")
+    assert str(caught.value) == "a sheet named 'AGENT_BASE' already exists"
+    assert caught.value.code == "sheet-exists"
+
+
 def test_read_only_file_is_a_clear_error(path: Path) -> None:
     manager = PlanManager(MarkdownFile(path))
     manager.init_plan(raise_errors=True)

@@ -150,6 +150,10 @@ def test_a_failed_save_is_a_store_error_and_leaves_no_temporary_file(
         manager.complete_task("1.1")
     monkeypatch.undo()
     assert caught.value.code == "write-failed"
+    assert str(caught.value) == (
+        f"cannot write {path} (No space left on device); check that its folder is writable; "
+        "nothing was changed"
+    )
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(".lock")) == [
         path.name
@@ -314,6 +318,18 @@ def test_a_missing_folder_is_reported_not_created(tmp_path: Path, name: str) -> 
     target = tmp_path / "no" / "such" / name
     manager = PlanManager(open_store(str(target)))
     assert manager.get_plan() is None
-    with pytest.raises(StoreError, match=r"the folder .* does not exist"):
+    with pytest.raises(StoreError) as caught:
         manager.create_plan("T", "G", [PhaseInput("W", ["a"])])
+    assert str(caught.value) == (
+        f"cannot write {target}: the folder {target.parent} does not exist (plankit does not "
+        "create folders); check the path"
+    )
+    assert caught.value.code == "no-folder"
     assert not (tmp_path / "no").exists()
+
+
+def test_messages_name_the_workbook_and_the_plan_cell(path: Path) -> None:
+    manager = PlanManager(XlsxWorkbook(path))
+    assert manager.where == f"{path}, AGENT_BASE!C2 (the file does not exist; check the path)"
+    manager.init_plan(raise_errors=True)
+    assert manager.where == f"{path}, AGENT_BASE!C2"
