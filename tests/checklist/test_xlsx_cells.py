@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -135,7 +136,8 @@ def test_a_formula_reads_as_its_cached_value_or_else_as_itself(tmp_path: Path) -
 def test_shared_strings_with_rich_text_and_phonetic_runs(tmp_path: Path) -> None:
     shared = [
         "<si><t>plain</t></si>",
-        '<si><r><rPr><b/></rPr><t>Bold</t></r><r><t xml:space="preserve"> and not</t></r></si>',
+        '<si><r><rPr><b/></rPr><t>Bold</t></r><r><t/></r><r><t xml:space="preserve"> and not</t></r>'
+        "</si>",
         '<si><t>東京</t><rPh sb="0" eb="2"><t>トウキョウ</t></rPh><phoneticPr fontId="1"/></si>',
         "<si><t/></si>",
         "<si><t>line_x000D_</t></si>",
@@ -213,7 +215,10 @@ def test_a_plan_sheet_added_beside_excels_prefixed_relationships(tmp_path: Path)
     assert (
         f'<Relationship Id="rId2" Type="{RELS}/worksheet" Target="worksheets/sheet2.xml"/>' in rels
     )
-    assert '<Override PartName="/xl/worksheets/sheet2.xml" ' in types
+    assert (
+        '<Override PartName="/xl/worksheets/sheet2.xml" ContentType="application/vnd.'
+        'openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>'
+    ) in types
     assert XlsxWorkbook(path).list_sheets() == ["Data", "Old", "AGENT_BASE"]
     assert XlsxWorkbook(path).get_cell("Old!A1") == "1"
     plan = manager.get_plan()
@@ -263,15 +268,79 @@ def test_a_plan_sheet_added_to_a_package_laid_out_by_another_tool(tmp_path: Path
     assert XlsxWorkbook(path).get_cell("Data!A1") == "1"
 
 
-def test_a_workbook_whose_content_types_are_cut_short_is_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("part", "damage", "closing"),
+    [
+        ("[Content_Types].xml", lambda t: t.removesuffix("</Types>"), "</Types>"),
+        (
+            "xl/_rels/workbook.xml.rels",
+            lambda t: XML_HEAD + f'<Relationships xmlns="{PKG}"/>',
+            "</Relationships>",
+        ),
+        ("xl/workbook.xml", lambda t: re.sub("<sheets>.*</sheets>", "<sheets/>", t), "</sheets>"),
+    ],
+)
+def test_a_workbook_part_cut_short_or_emptied_is_left_alone(
+    tmp_path: Path, part: str, damage: Callable[[str], str], closing: str
+) -> None:
     parts = excel_parts('<row r="1"><c r="A1"><v>1</v></c></row>')
-    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].removesuffix("</Types>")
+    parts[part] = damage(parts[part])
     path = save(tmp_path / "book.xlsx", parts)
     before = path.read_bytes()
     with pytest.raises(StoreError) as caught:
         PlanManager(XlsxWorkbook(path)).init_plan(raise_errors=True)
     assert str(caught.value) == (
-        "the workbook part [Content_Types].xml has no </Types>; it cannot be changed safely"
+        f"the workbook part {part} has no {closing}; it cannot be changed safely"
     )
     assert caught.value.code == "not-a-workbook"
     assert path.read_bytes() == before
+
+
+def test_a_sheet_name_with_quotes_is_escaped_in_the_workbook(tmp_path: Path) -> None:
+    path = save(tmp_path / "book.xlsx", excel_parts('<row r="1"><c r="A1"><v>1</v></c></row>'))
+    store = XlsxWorkbook(path)
+    store.create_sheet('Plan "v2" & <notes>')
+    assert store.list_sheets() == ["Data", 'Plan "v2" & <notes>']
+    store.set_cell("'Plan \"v2\" & <notes>'!C2", "kept")
+    assert calamine(path, 'Plan "v2" & <notes>')[1][2] == "kept"
+
+
+SHEET_PREFIXED = (
+    '<x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    '<x:dimension ref="A1:C2"/><x:sheetData>{rows}</x:sheetData></x:worksheet>'
+)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "",  # no XML declaration, as openpyxl writes parts
+        '<?xml version="1.0"?>\n<!-- written by a report generator -->\n',
+        '<?xml version="1.0"?><!-- one --><!-- two -->',
+    ],
+)
+def test_a_prefixed_sheet_after_a_declaration_and_comments(tmp_path: Path, head: str) -> None:
+    rows = (
+        '<x:row r="1"><x:c r="A1" t="inlineStr"><x:is><x:t>a1</x:t></x:is></x:c></x:row>'
+        "<!-- totals below -->"
+        '<x:row r="2"><x:c r="B2"><x:v>7</x:v></x:c></x:row>'
+    )
+    parts = excel_parts("")
+    parts["xl/worksheets/sheet1.xml"] = head + SHEET_PREFIXED.format(rows=rows)
+    path = save(tmp_path / "book.xlsx", parts)
+    store = XlsxWorkbook(path)
+    assert store.get_cell("Data!A1") == "a1"
+    assert store.get_cell("Data!B2") == "7"
+    store.set_cell("Data!C2", "plan")
+    assert store.get_cell("Data!C2") == "plan"
+    assert calamine(path, "Data")[1][1:3] == [7.0, "plan"]
+
+
+def test_a_damaged_cell_is_a_clear_error(tmp_path: Path) -> None:
+    store = book(tmp_path, '<row r="2"><c r="C2" t="inlineStr"><is><t>a</is></c></row>')
+    with pytest.raises(StoreError) as caught:
+        store.get_cell("Data!C2")
+    message = str(caught.value)
+    assert message.startswith("a cell of the workbook is not well-formed XML (mismatched tag")
+    assert message.endswith("); the workbook is damaged; nothing was changed")
+    assert caught.value.code == "not-a-workbook"
