@@ -1,5 +1,6 @@
-"""XlsxWorkbook: a real workbook, read back by python-calamine; real processes updating
-it at once; every bad input a clear error that leaves the file as it was."""
+"""XlsxWorkbook: a real workbook, read back by python-calamine; every bad input a clear
+error that leaves the file as it was (real processes updating it at once:
+``test_xlsx_processes.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import openpyxl
@@ -20,7 +20,6 @@ from plankit.checklist import (
     PlanManager,
     StoreError,
     XlsxWorkbook,
-    parse_plan,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,52 +157,6 @@ def test_a_failed_save_is_a_store_error_and_leaves_no_temporary_file(
     assert sorted(p.name for p in path.parent.iterdir() if not p.name.endswith(".lock")) == [
         path.name
     ]
-
-
-# --- concurrency ---------------------------------------------------------------------
-
-WORKER = textwrap.dedent(
-    """
-    import sys
-    from plankit.checklist import PlanManager, XlsxWorkbook
-    path, phase, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    manager = PlanManager(XlsxWorkbook(path, lock_timeout=120))
-    for step in range(1, count + 1):
-        manager.complete_task(f"{phase}.{step}")
-    """
-)
-
-
-def test_eight_processes_lose_no_update(path: Path) -> None:
-    processes, steps = 8, 25
-    manager = PlanManager(XlsxWorkbook(path))
-    manager.create_plan(
-        "Concurrent",
-        "Every update survives",
-        [
-            PhaseInput(f"Worker {p}", [f"step {s}" for s in range(1, steps + 1)])
-            for p in range(1, 9)
-        ],
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(path), str(p), str(steps)],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for p in range(1, processes + 1)
-    ]
-    for worker in workers:
-        _, err = worker.communicate(timeout=300)
-        assert worker.returncode == 0, err
-    text = calamine_cell(path, "AGENT_BASE", 2, 3)
-    assert isinstance(text, str)
-    plan = parse_plan(text)
-    assert len(plan.tasks) == processes * steps
-    assert [t.step for t in plan.tasks if t.status != "done"] == []
-    assert all(t.completed_date for t in plan.tasks)
 
 
 # --- bad input: a clear error, and the file as it was ---------------------------------------
