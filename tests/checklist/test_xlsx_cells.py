@@ -344,3 +344,48 @@ def test_a_damaged_cell_is_a_clear_error(tmp_path: Path) -> None:
     assert message.startswith("a cell of the workbook is not well-formed XML (mismatched tag")
     assert message.endswith("); the workbook is damaged; nothing was changed")
     assert caught.value.code == "not-a-workbook"
+
+
+STRICT_MAIN = "http://purl.oclc.org/ooxml/spreadsheetml/main"
+STRICT_RELS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
+
+
+def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: Path) -> None:
+    """Excel's "Strict Open XML Spreadsheet" names every relationship type in its own
+    namespace; a plan Excel saved there is a shared string like any other text."""
+    from plankit.checklist.render import STARTER_PLAN
+
+    plan = STARTER_PLAN.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    parts = excel_parts(
+        '<row r="1"><c r="C1" t="s"><v>0</v></c></row><row r="2"><c r="C2" t="s"><v>1</v></c>'
+        '<c r="D2"><f>1+1</f><v>2</v></c></row>',
+        ["<si><t>PLAN.md Contents</t></si>", f'<si><t xml:space="preserve">{plan}</t></si>'],
+    )
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(">Data<", ">AGENT_BASE<")
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace('"Data"', '"AGENT_BASE"')
+    parts["xl/calcChain.xml"] = (
+        XML_HEAD + f'<calcChain xmlns="{MAIN}"><c r="D2" i="1"/></calcChain>'
+    )
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        "</Relationships>",
+        f'<Relationship Id="rId4" Type="{RELS}/calcChain" Target="calcChain.xml"/></Relationships>',
+    )
+    strict = {
+        name: text.replace(MAIN, STRICT_MAIN).replace(RELS, STRICT_RELS)
+        for name, text in parts.items()
+    }
+    path = save(tmp_path / "book.xlsx", strict)
+    store = XlsxWorkbook(path)
+    assert store.get_cell("AGENT_BASE!C1") == "PLAN.md Contents"
+    manager = PlanManager(store)
+    assert manager.init_plan(raise_errors=True).title == "Getting Started with Sheet Agent"
+    manager.complete_task("1.1")
+    assert "- [x] 1.1 List available sheets" in store.get_cell("AGENT_BASE!C2")
+    with zipfile.ZipFile(path) as z:
+        assert z.read("xl/sharedStrings.xml").decode() == strict["xl/sharedStrings.xml"]
+        assert z.read("xl/calcChain.xml").decode() == strict["xl/calcChain.xml"]
+    store.set_cell("AGENT_BASE!D2", "two")  # a formula overwritten: the chain must go
+    with zipfile.ZipFile(path) as z:
+        assert "xl/calcChain.xml" not in z.namelist()
+        assert "calcChain" not in z.read("xl/_rels/workbook.xml.rels").decode()
+    assert store.get_cell("AGENT_BASE!D2") == "two"
