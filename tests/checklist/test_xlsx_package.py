@@ -175,9 +175,12 @@ def test_an_openpyxl_workbook_keeps_every_other_part(tmp_path: Path) -> None:
         ("P" * 32, "is 32 characters; Excel allows at most 31"),
         ("History", "is reserved by Excel"),
         ("history", "is reserved by Excel"),
-        ("'quoted", "apostrophe"),
-        ("a:b", "contains :"),
-        ("a?b", "contains ?"),
+        ("'quoted", "starts or ends with an apostrophe, which Excel does not allow"),
+        ("quoted'", "starts or ends with an apostrophe, which Excel does not allow"),
+        ("a:b", "contains :, which Excel does not allow"),
+        ("a?b", "contains ?, which Excel does not allow"),
+        ("Q3 [draft]/*", "contains * / [ ], which Excel does not allow"),
+        ("  ", "is empty"),
     ],
 )
 def test_excel_sheet_name_rules(name: str, why: str, tmp_path: Path) -> None:
@@ -187,8 +190,11 @@ def test_excel_sheet_name_rules(name: str, why: str, tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=re.escape(why)) as caught:
         XlsxWorkbook(path).create_sheet(name)
     assert caught.value.code == "bad-sheet-name"
+    assert str(caught.value) == (
+        f"sheet name {name!r} {why}; choose another plan cell with --cell, e.g. AGENT_BASE!C2"
+    )
     quoted = "'" + name.replace("'", "''") + "'"
-    if "?" not in name and ":" not in name:  # a cell reference cannot even name those
+    if name.strip() and not set(name) & set("?:[]*/"):  # a cell reference cannot name those
         with pytest.raises(StoreError, match=re.escape(why)):
             PlanManager(XlsxWorkbook(path), f"{quoted}!C2").init_plan(raise_errors=True)
     assert path.read_bytes() == before
@@ -196,6 +202,17 @@ def test_excel_sheet_name_rules(name: str, why: str, tmp_path: Path) -> None:
         XlsxWorkbook(tmp_path / "new.xlsx").create_sheet(name)
     assert not (tmp_path / "new.xlsx").exists()
     assert XlsxWorkbook(path).list_sheets() == ["Data", "Notes"]
+
+
+def test_a_sheet_name_of_31_characters_with_an_inner_apostrophe_is_allowed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "book.xlsx"
+    make_source(path, plan_sheet=False)
+    name = "Q4 plan for the agent's work 01"
+    assert len(name) == 31
+    XlsxWorkbook(path).create_sheet(name)
+    assert XlsxWorkbook(path).list_sheets() == ["Data", "Notes", name]
 
 
 def test_sheet_names_are_one_name_in_any_case(tmp_path: Path) -> None:
