@@ -105,6 +105,13 @@ def test_the_file_is_the_one_sheet_and_is_made_empty(path: Path) -> None:
     assert caught.value.code == "sheet-exists"
 
 
+def test_a_plan_cell_in_row_1_leaves_no_room_for_the_marker(path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        MarkdownFile(path, "AGENT_BASE!C1")
+    assert str(caught.value) == "the plan cell AGENT_BASE!C1 must be below row 1"
+    assert caught.value.code == "bad-cell-ref"
+
+
 def test_the_marker_line_is_set_and_cleared_alone(path: Path) -> None:
     store = MarkdownFile(path)
     store.create_sheet("AGENT_BASE")

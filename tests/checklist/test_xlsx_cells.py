@@ -172,6 +172,12 @@ def test_a_workbook_without_shared_strings_has_none_to_refer_to(tmp_path: Path) 
         store.get_cell("Data!C2")
 
 
+def test_a_sheet_that_is_not_there_reads_as_empty(tmp_path: Path) -> None:
+    store = book(tmp_path, '<row r="2"><c r="C2"><v>5</v></c></row>')
+    assert store.get_cell("AGENT_BASE!C2") == ""
+    assert store.get_cell("data!C2") == "5"  # Excel's rule: a name in any case
+
+
 def test_inline_strings_with_and_without_text(tmp_path: Path) -> None:
     store = book(
         tmp_path,
@@ -317,6 +323,7 @@ SHEET_PREFIXED = (
         "",  # no XML declaration, as openpyxl writes parts
         '<?xml version="1.0"?>\n<!-- written by a report generator -->\n',
         '<?xml version="1.0"?><!-- one --><!-- two -->',
+        "<!-- generated -->",
     ],
 )
 def test_a_prefixed_sheet_after_a_declaration_and_comments(tmp_path: Path, head: str) -> None:
