@@ -9,6 +9,7 @@ these shapes.  Each read is what Excel shows in the cell.
 from __future__ import annotations
 
 import re
+import struct
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from python_calamine import CalamineWorkbook
 
 from plankit.checklist import PlanManager, StoreError, XlsxWorkbook
+from plankit.checklist.stores.xlsx_package import Package
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -396,3 +398,108 @@ def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: P
         assert "xl/calcChain.xml" not in z.namelist()
         assert "calcChain" not in z.read("xl/_rels/workbook.xml.rels").decode()
     assert store.get_cell("AGENT_BASE!D2") == "two"
+
+
+# --- damaged and unusual parts: a clear error naming the file and the part ----------------
+
+
+def test_parts_that_start_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:
+    parts = excel_parts('<row r="2"><c r="C2" t="s"><v>0</v></c></row>', ["<si><t>plan</t></si>"])
+    path = tmp_path / "book.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, b"\xef\xbb\xbf" + text.encode("utf-8"))
+    store = XlsxWorkbook(path)
+    assert store.get_cell("Data!C2") == "plan"
+    store.set_cell("Data!C2", "new plan")
+    assert store.get_cell("Data!C2") == "new plan"
+
+
+def test_a_part_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    parts = excel_parts('<row r="2"><c r="C2"><v>1</v></c></row>')
+    path = tmp_path / "book.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, text.encode("utf-16" if name.endswith("sheet1.xml") else "utf-8"))
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).get_cell("Data!C2")
+    assert str(caught.value) == (
+        "the workbook part xl/worksheets/sheet1.xml is not UTF-8 XML; open and save the "
+        "workbook in Excel or LibreOffice, then try again"
+    )
+    assert caught.value.code == "not-a-workbook"
+
+
+def test_a_part_that_is_not_xml_names_the_file_and_the_part(tmp_path: Path) -> None:
+    parts = excel_parts("")
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"][:-30]  # cut off in the middle
+    path = save(tmp_path / "book.xlsx", parts)
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).list_sheets()
+    message = str(caught.value)
+    assert message.startswith(f"{path} could not be read as an xlsx workbook (xl/workbook.xml: ")
+    assert message.endswith("); nothing was changed")
+    assert caught.value.code == "not-a-workbook"
+
+
+def test_a_part_declaring_entities_names_the_file(tmp_path: Path) -> None:
+    parts = excel_parts("")
+    parts["xl/worksheets/sheet1.xml"] = parts["xl/worksheets/sheet1.xml"].replace(
+        "<worksheet", '<!DOCTYPE w [<!ENTITY plan "x">]><worksheet', 1
+    )
+    path = save(tmp_path / "book.xlsx", parts)
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).get_cell("Data!C2")
+    assert str(caught.value).startswith(
+        f"{path}: the workbook part xl/worksheets/sheet1.xml declares a DOCTYPE or entities"
+    )
+
+
+def test_a_part_whose_compressed_bytes_are_damaged_is_a_clear_error(tmp_path: Path) -> None:
+    rows = "".join(f'<row r="{i}"><c r="A{i}"><v>{i * 7}</v></c></row>' for i in range(1, 400))
+    path = save(tmp_path / "book.xlsx", excel_parts(rows))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("xl/worksheets/sheet1.xml")
+    name_len, extra_len = struct.unpack(
+        "<2H", data[info.header_offset + 26 : info.header_offset + 30]
+    )
+    start = info.header_offset + 30 + name_len + extra_len
+    middle = start + info.compress_size // 2
+    data[middle : middle + 16] = b"\xff" * 16  # a disk error in the middle of the sheet
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).get_cell("Data!A1")
+    message = str(caught.value)
+    assert message.startswith(
+        f"{path} could not be read as an xlsx workbook (the part xl/worksheets/sheet1.xml is "
+        "damaged: "
+    )
+    assert message.endswith("); nothing was changed")
+    assert caught.value.code == "not-a-workbook"
+
+
+def test_a_chart_sheet_has_no_cells(tmp_path: Path) -> None:
+    parts = excel_parts('<row r="2"><c r="C2"><v>1</v></c></row>')
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(
+        "</sheets>", '<sheet name="Chart1" sheetId="2" r:id="rId9"/></sheets>'
+    )
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        "</Relationships>",
+        f'<Relationship Id="rId9" Type="{RELS}/chartsheet" Target="chartsheets/sheet1.xml"/>'
+        "</Relationships>",
+    )
+    path = save(tmp_path / "book.xlsx", parts)
+    store = XlsxWorkbook(path)
+    assert store.list_sheets() == ["Data", "Chart1"]
+    assert store.get_cell("Chart1!C2") == ""
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        store.set_cell("Chart1!C2", "plan")
+    assert str(caught.value) == "cannot write Chart1!C2: 'Chart1' is a chart sheet"
+    assert caught.value.code == "no-sheet"
+    with pytest.raises(StoreError) as caught:
+        Package(before, "book.xlsx").set_cell("Plan", "C2", "plan")
+    assert str(caught.value) == "cannot write Plan!C2: book.xlsx has no sheet named 'Plan'"
+    assert caught.value.code == "no-sheet"
+    assert path.read_bytes() == before

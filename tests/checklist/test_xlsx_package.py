@@ -352,6 +352,10 @@ def test_a_workbook_without_its_parts_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "book.xlsx"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("hello.txt", "not a workbook inside")
-    with pytest.raises(StoreError, match="could not be read as an xlsx workbook") as caught:
+    with pytest.raises(StoreError) as caught:
         PlanManager(XlsxWorkbook(path)).get_plan()
+    assert str(caught.value) == (
+        f"{path} could not be read as an xlsx workbook (the part xl/workbook.xml is missing); "
+        "nothing was changed"
+    )
     assert caught.value.code == "not-a-workbook"
