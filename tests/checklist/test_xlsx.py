@@ -190,8 +190,9 @@ def test_read_only_workbook_is_a_clear_error(path: Path) -> None:
     before = path.read_bytes()
     os.chmod(path, 0o444)
     try:
-        with pytest.raises(StoreError, match=r"is read-only; make it writable"):
+        with pytest.raises(StoreError, match=r"is read-only; make it writable") as caught:
             manager.complete_task("1.1")
+        assert caught.value.code == "read-only"
         assert manager.get_plan() is not None  # reading still works
     finally:
         os.chmod(path, 0o644)
@@ -229,11 +230,28 @@ def test_workbook_open_in_excel_is_a_clear_error(path: Path) -> None:
     before = path.read_bytes()
     owner = path.parent / f"~${path.name}"
     owner.write_bytes(b"excel owner file")
-    with pytest.raises(StoreError, match=r"open in Excel"):
+    with pytest.raises(StoreError, match=r"open in Excel") as caught:
         manager.start_task("1.1")
+    assert caught.value.code == "locked"
     assert path.read_bytes() == before
     owner.unlink()
     assert manager.start_task("1.1").status == "doing"
+
+
+def test_a_long_workbook_name_open_in_excel_is_a_clear_error(tmp_path: Path) -> None:
+    # for a name of eight characters or more, Excel's owner file drops the first two
+    path = tmp_path / "Budget 2026.xlsx"
+    manager = _plan_file(path)
+    before = path.read_bytes()
+    (tmp_path / "~$dget 2026.xlsx").write_bytes(b"excel owner file")
+    with pytest.raises(StoreError) as caught:
+        manager.start_task("1.1")
+    assert str(caught.value) == (
+        f"{path} is open in Excel (~$dget 2026.xlsx exists); close it in Excel and try "
+        "again (if Excel is not running, delete ~$dget 2026.xlsx)"
+    )
+    assert caught.value.code == "locked"
+    assert path.read_bytes() == before
 
 
 def test_plan_over_the_excel_cell_limit_is_refused_before_writing(path: Path) -> None:
