@@ -172,8 +172,13 @@ def _plan_file(path: Path) -> PlanManager:
 def test_file_that_is_not_a_workbook_is_a_clear_error(path: Path, content: bytes) -> None:
     path.write_bytes(content)
     manager = PlanManager(XlsxWorkbook(path))
-    with pytest.raises(StoreError, match=r"not an xlsx workbook|could not be read as an xlsx"):
+    with pytest.raises(StoreError) as caught:
         manager.get_plan()
+    assert str(caught.value).startswith(f"{path} is not an xlsx workbook (not a zip file: ")
+    assert str(caught.value).endswith(
+        "; an encrypted workbook or an old .xls file cannot be read); nothing was changed"
+    )
+    assert caught.value.code == "not-a-workbook"
     with pytest.raises(StoreError):
         manager.create_plan("New", "Goal", [PhaseInput("W", ["a"])])
     assert manager.init_plan().title == "Initialization Error"

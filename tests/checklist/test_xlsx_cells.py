@@ -44,8 +44,13 @@ def excel_parts(sheet_data: str, shared: list[str] | None = None) -> dict[str, s
         '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
         'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
         f"{types}</Types>",
-        "_rels/.rels": XML_HEAD + f'<Relationships xmlns="{PKG}"><Relationship Id="rId1" '
-        f'Type="{RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        # Excel lists the document properties before the workbook
+        "_rels/.rels": XML_HEAD + f'<Relationships xmlns="{PKG}"><Relationship Id="rId3" '
+        f'Type="{RELS}/extended-properties" Target="docProps/app.xml"/><Relationship '
+        f'Id="rId1" Type="{RELS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "docProps/app.xml": XML_HEAD + '<Properties xmlns="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/extended-properties"><Application>Microsoft Excel</Application>'
+        "</Properties>",
         "xl/workbook.xml": XML_HEAD + f'<workbook xmlns="{MAIN}" xmlns:r="{RELS}"><sheets>'
         '<sheet name="Data" sheetId="1" r:id="rId1"/></sheets></workbook>',
         "xl/styles.xml": XML_HEAD + f'<styleSheet xmlns="{MAIN}"/>',
@@ -503,3 +508,13 @@ def test_a_chart_sheet_has_no_cells(tmp_path: Path) -> None:
     assert str(caught.value) == "cannot write Plan!C2: book.xlsx has no sheet named 'Plan'"
     assert caught.value.code == "no-sheet"
     assert path.read_bytes() == before
+
+
+def test_a_package_without_its_relationships_list_is_read_where_excel_puts_the_workbook(
+    tmp_path: Path,
+) -> None:
+    parts = excel_parts('<row r="2"><c r="C2"><v>3</v></c></row>')
+    del parts["_rels/.rels"]
+    store = XlsxWorkbook(save(tmp_path / "book.xlsx", parts))
+    assert store.list_sheets() == ["Data"]
+    assert store.get_cell("Data!C2") == "3"
