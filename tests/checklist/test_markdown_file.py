@@ -37,8 +37,9 @@ def test_plan_cell_is_the_file_without_its_marker(path: Path) -> None:
     assert store.get_cell("AGENT_BASE!C2") == STARTER_PLAN
     assert store.get_cell("AGENT_BASE!C1") == "PLAN.md Contents"
     assert store.list_sheets() == ["AGENT_BASE"]
-    with pytest.raises(StoreError, match="holds only the plan"):
+    with pytest.raises(StoreError, match="holds only the plan") as caught:
         store.get_cell("AGENT_BASE!D9")
+    assert caught.value.code == "no-such-cell"
 
 
 def test_existing_plan_md_is_adopted_not_overwritten(path: Path) -> None:
@@ -79,6 +80,72 @@ def test_create_plan_makes_the_file(path: Path) -> None:
 def test_missing_file_is_no_plan_and_stays_missing(path: Path) -> None:
     assert PlanManager(MarkdownFile(path)).get_plan() is None
     assert not path.exists()
+
+
+def test_the_file_is_the_one_sheet_and_is_made_empty(path: Path) -> None:
+    store = MarkdownFile(path)
+    with pytest.raises(StoreError) as caught:
+        store.set_cell("AGENT_BASE!C2", "# Plan: Mine\n")
+    assert str(caught.value) == (
+        f"cannot write AGENT_BASE!C2: {path} does not exist yet (create the sheet first, "
+        "as init_plan does)"
+    )
+    assert caught.value.code == "no-sheet"
+    with pytest.raises(StoreError) as caught:
+        store.create_sheet("Notes")
+    assert str(caught.value) == "a Markdown file holds one sheet, 'AGENT_BASE'; cannot add 'Notes'"
+    assert caught.value.code == "no-such-sheet"
+    assert not path.exists()
+    store.create_sheet("AGENT_BASE")
+    assert path.read_bytes() == b""  # a new sheet is empty, and so is the new file
+    assert store.list_sheets() == ["AGENT_BASE"]
+    with pytest.raises(StoreError) as caught:
+        store.create_sheet("AGENT_BASE")
+    assert str(caught.value) == "a sheet named 'AGENT_BASE' already exists"
+    assert caught.value.code == "sheet-exists"
+
+
+def test_a_plan_cell_in_row_1_leaves_no_room_for_the_marker(path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        MarkdownFile(path, "AGENT_BASE!C1")
+    assert str(caught.value) == "the plan cell AGENT_BASE!C1 must be below row 1"
+    assert caught.value.code == "bad-cell-ref"
+
+
+def test_the_marker_line_is_set_and_cleared_alone(path: Path) -> None:
+    store = MarkdownFile(path)
+    store.create_sheet("AGENT_BASE")
+    store.set_cell("AGENT_BASE!C1", "PLAN.md Contents")  # an empty plan: the marker alone
+    assert path.read_text(encoding="utf-8") == MARKER_LINE + "\n"
+    store.set_cell("AGENT_BASE!C2", "# Plan: Mine\r\n")
+    assert path.read_bytes() == (MARKER_LINE + "\r\n# Plan: Mine\r\n").encode()
+    with pytest.raises(StoreError) as caught:
+        store.set_cell("AGENT_BASE!C1", "Plan contents")
+    assert str(caught.value) == "the marker line of a Markdown file holds only 'PLAN.md Contents'"
+    assert caught.value.code == "bad-marker"
+    store.set_cell("AGENT_BASE!C1", "")
+    assert path.read_bytes() == b"# Plan: Mine\r\n"
+    assert store.get_cell("AGENT_BASE!C1") == ""
+
+
+def test_a_failed_save_is_a_store_error(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = PlanManager(MarkdownFile(path))
+    manager.init_plan(raise_errors=True)
+    before = path.read_bytes()
+
+    def full_disk(src: object, dst: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(StoreError) as caught:
+        manager.complete_task("1.1")
+    monkeypatch.undo()
+    assert str(caught.value) == (
+        f"cannot write {path} (No space left on device); check that its folder is writable; "
+        "nothing was changed"
+    )
+    assert caught.value.code == "write-failed"
+    assert path.read_bytes() == before
 
 
 def test_read_only_file_is_a_clear_error(path: Path) -> None:

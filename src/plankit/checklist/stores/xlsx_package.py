@@ -47,9 +47,6 @@ REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 STRICT_REL_NS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 WORKSHEET_TYPE = REL_NS + "/worksheet"
-SHARED_STRINGS_TYPE = REL_NS + "/sharedStrings"
-CALC_CHAIN_TYPE = REL_NS + "/calcChain"
-OFFICE_DOCUMENT_TYPE = REL_NS + "/officeDocument"
 WORKSHEET_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
 
 EXCEL_RESERVED_SHEET_NAMES = ("history",)
@@ -219,7 +216,7 @@ class Package:
     def _office_document(self) -> str:
         if "_rels/.rels" in self.names:
             for rel in self._parse("_rels/.rels"):
-                if rel.get("Type") == OFFICE_DOCUMENT_TYPE and rel.get("Target"):
+                if _is_type(rel.get("Type", ""), "officeDocument") and rel.get("Target"):
                     return _resolve("", rel.get("Target", ""))
         return "xl/workbook.xml"
 
@@ -275,7 +272,7 @@ class Package:
         if self._shared is None:
             part = next(
                 (t for _, kind, t in self.relationships(self.workbook_part)
-                 if kind == SHARED_STRINGS_TYPE),
+                 if _is_type(kind, "sharedStrings")),
                 None,
             )  # fmt: skip
             self._shared = (
@@ -413,7 +410,7 @@ class Package:
         """Remove the calculation chain (a cache Excel rebuilds): a formula it lists was
         overwritten, and a chain naming a cell without a formula is an error in Excel."""
         for rid, kind, target in self.relationships(self.workbook_part):
-            if kind != CALC_CHAIN_TYPE:
+            if not _is_type(kind, "calcChain"):
                 continue
             self.removed.add(target)
             rels = self.rels_part(self.workbook_part)
@@ -445,6 +442,12 @@ class Package:
             self.zip.comment,
             self.label,
         )
+
+
+def _is_type(kind: str, name: str) -> bool:
+    """Whether the relationship type ``kind`` is ``name``, in Transitional or in Strict
+    Open XML (Excel's "Strict Open XML Spreadsheet" names every type in its own space)."""
+    return kind in (f"{REL_NS}/{name}", f"{STRICT_REL_NS}/{name}")
 
 
 def _resolve(folder: str, target: str) -> str:
