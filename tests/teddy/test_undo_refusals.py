@@ -1,0 +1,214 @@
+"""``teddy undo`` in the cases people meet after a turn: a file deleted or edited since,
+a turn cut short, copies lost, a link put in the way, another teddy running.
+
+Each refusal is checked by its ``--json`` code as well as its words, and each test
+makes sure nothing changed when undo refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from filelock import FileLock
+
+from tests.teddy.test_undo import (
+    ORIGINAL,
+    create,
+    edit,
+    execute_cmd,
+    git,
+    make_project,
+    new_session,
+    teddy,
+    write_plan,
+)
+
+FIX = edit("src/app.py", "    return 41", "    return 42")
+
+
+def refusal(root: Path, *args: str) -> dict[str, object]:
+    """The one error of a refused ``teddy undo --json``."""
+    result = teddy(root, "undo", "--json", *args, check=1)
+    (error,) = json.loads(result.stdout)["errors"]
+    assert result.stderr.count("\n") == 1, result.stderr
+    return error
+
+
+def run_turn(root: Path, actions: str, *, context: str = "src/app.py\n") -> Path:
+    session = new_session(root, context)
+    write_plan(session / "01", actions)
+    teddy(root, "execute", "-y")
+    return session
+
+
+def test_a_file_deleted_since_the_turn_is_named_as_gone(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=True)
+    session = run_turn(root, FIX)
+    (root / "src" / "app.py").unlink()
+    error = refusal(root)
+    assert error["code"] == "changed-since"
+    assert error["message"] == (
+        "src/app.py was changed after turn 01 ran (it is gone); undo would lose that "
+        "change: keep a copy, then `teddy undo --force`"
+    )
+    assert (session / "01" / "report.md").exists()
+    teddy(root, "undo", "--force")
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+
+
+def test_a_file_already_put_back_by_hand_is_not_a_change(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, FIX + "\n\n" + create("b.py", "y = 2"))
+    (root / "src" / "app.py").write_bytes(ORIGINAL)  # the person reverted it already
+    (root / "src" / "app.py").chmod(0o751)
+    out = json.loads(teddy(root, "undo", "--json").stdout)
+    assert out["restored"] == [] and out["removed"] == ["b.py"]
+    assert out["checkpoint"].endswith("/01/checkpoint/")
+
+
+def test_a_turn_cut_short_names_the_first_file_and_counts_the_rest(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, "\n\n".join([FIX, create("b.py", "y = 2"), create("c.py", "z = 3")]))
+    manifest_path = session / "01" / "checkpoint.json"
+    data = json.loads(manifest_path.read_text())
+    data["sealed"] = False
+    for entry in data["entries"]:
+        entry["after"] = None
+    manifest_path.write_text(json.dumps(data))
+    error = refusal(root)
+    assert error["code"] == "not-sealed"
+    assert error["message"] == (
+        "turn 01 was cut short, so what it left in its files is not known; check "
+        "src/app.py and 2 more, then `teddy undo --force`"
+    )
+    assert (root / "b.py").exists() and (root / "c.py").exists()
+
+
+def test_a_checkpoint_whose_git_objects_are_gone_is_refused(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=True)
+    # a change not committed: its bytes are in the checkpoint's commit only
+    (root / "src" / "app.py").write_bytes(ORIGINAL + b"\n# work in progress\n")
+    session = run_turn(root, FIX + "\n\n" + create("b.py", "y = 2"))
+    ref = f"refs/teddy/{session.name}/01"
+    git(root, "update-ref", "-d", ref)
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    git(root, "gc", "-q", "--prune=now")
+    error = refusal(root, "--force")
+    assert error["code"] == "checkpoint-gone"
+    assert error["message"].startswith(f"the checkpoint {ref} (commit ")
+    assert error["message"].endswith("no longer holds src/app.py as it was; nothing was restored")
+    assert (root / "b.py").exists()
+
+
+def test_a_checkpoint_in_a_repository_that_is_gone_is_refused(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=True)
+    run_turn(root, FIX)
+    shutil.rmtree(root / ".git")
+    (root / ".git").write_text("gitdir: /nonexistent/elsewhere\n")
+    error = refusal(root)
+    assert error["code"] == "checkpoint-gone"
+    assert "cannot be read (git " in str(error["message"])
+    assert b"return 42" in (root / "src" / "app.py").read_bytes()
+
+
+def test_copies_missing_from_the_turn_are_refused(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    (session / "01" / "checkpoint" / "preimages.bin").unlink()
+    error = refusal(root)
+    assert error["code"] == "checkpoint-gone"
+    assert error["message"] == (
+        f"the checkpoint .teddy/{session.name}/01/checkpoint/ no longer holds src/app.py "
+        "as it was; nothing was restored"
+    )
+
+
+def test_a_damaged_manifest_is_refused_with_its_code(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    (session / "01" / "checkpoint.json").write_text('{"version": 1, "kind"', encoding="utf-8")
+    error = refusal(root, "--force")
+    assert error["code"] == "bad-checkpoint"
+    assert "the checkpoint manifest is damaged" in str(error["message"])
+    assert (session / "01" / "report.md").exists()
+
+
+def test_a_manifest_copied_from_another_turn_is_not_used(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    data = json.loads((session / "01" / "checkpoint.json").read_text())
+    data["turn"] = "07"
+    (session / "01" / "checkpoint.json").write_text(json.dumps(data))
+    error = refusal(root)
+    assert error["code"] == "no-checkpoint"
+    assert str(error["message"]).startswith("turn 01 has no checkpoint")
+    out = json.loads(teddy(root, "undo", "--json", "--force").stdout)
+    assert out["checkpoint"] is None and out["forced"] is True
+    assert b"return 42" in (root / "src" / "app.py").read_bytes()
+
+
+def test_force_never_writes_through_a_link_put_in_place_of_a_folder(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, FIX)
+    elsewhere = tmp_path / "elsewhere"
+    (root / "src").rename(elsewhere)
+    (root / "src").symlink_to(elsewhere)
+    error = refusal(root)
+    assert error["code"] == "changed-since"
+    error = refusal(root, "--force")
+    assert error["code"] == "path-refused"
+    assert error["message"] == (
+        "src/app.py: goes through a symbolic link that leads outside the project; refused"
+    )
+    assert b"return 42" in (elsewhere / "app.py").read_bytes()
+
+
+def test_a_folder_the_turn_made_stays_when_something_else_is_in_it(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, create("docs/guide/intro.md", "# Intro"))
+    (root / "docs" / "guide" / "mine.md").write_text("a person's notes\n")
+    out = json.loads(teddy(root, "undo", "--json").stdout)
+    assert out["removed"] == ["docs/guide/intro.md"]
+    assert not (root / "docs" / "guide" / "intro.md").exists()
+    assert (root / "docs" / "guide" / "mine.md").read_text() == "a person's notes\n"
+
+
+def test_the_commands_that_ran_are_counted(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, "\n\n".join([execute_cmd("true"), FIX, execute_cmd("echo two")]))
+    result = teddy(root, "undo")
+    assert "2 EXECUTE commands ran in that turn; what they changed is not undone" in (result.stderr)
+    assert "turn 01 undone (1 restored, 0 removed)" in result.stderr
+
+
+def test_a_turn_without_a_journal_is_taken_as_run(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, execute_cmd("true") + "\n\n" + FIX)
+    (session / "01" / "journal.jsonl").unlink()  # an older plankit wrote none
+    (session / "01" / "checkpoint.json").unlink()
+    error = refusal(root)
+    assert error["code"] == "no-checkpoint"
+    out = json.loads(teddy(root, "undo", "--json", "--force").stdout)
+    assert out["commands_not_undone"] == 0 and out["later_turns"] == ["02"]
+
+
+def test_undo_waits_for_no_other_teddy(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    with FileLock(session / ".lock", timeout=0):
+        error = refusal(root)
+    assert error["code"] == "locked"
+    assert error["message"] == (
+        f"another teddy command is running on session {session.name}; wait for it to end"
+    )
+    assert (session / "01" / "report.md").exists()
+    teddy(root, "undo")  # the lock was released by the refusal too
+    teddy(root, "undo", check=1)
+
+
+def test_nothing_to_undo_has_its_code(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    new_session(root)
+    assert refusal(root)["code"] == "nothing-to-undo"
