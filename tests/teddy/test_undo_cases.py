@@ -212,3 +212,14 @@ def test_nothing_to_undo_has_its_code(tmp_path: Path) -> None:
     root = make_project(tmp_path, with_git=False)
     new_session(root)
     assert refusal(root)["code"] == "nothing-to-undo"
+
+
+def test_a_file_the_turn_changed_and_changed_back_is_left_alone(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=True)
+    back = edit("src/app.py", "    return 42", "    return 41")
+    run_turn(root, "\n\n".join([FIX, back, create("b.py", "y = 2")]))
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+    (root / "src" / "app.py").write_bytes(b"a person's edit, after the turn\n")
+    out = json.loads(teddy(root, "undo", "--json").stdout)
+    assert out["restored"] == [] and out["removed"] == ["b.py"]
+    assert (root / "src" / "app.py").read_bytes() == b"a person's edit, after the turn\n"
