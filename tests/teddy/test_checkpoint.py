@@ -397,3 +397,28 @@ def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(tmp_path
         cwd=mono, env=GIT_ENV, capture_output=True, check=True,
     )  # fmt: skip
     assert listed.stdout == name + b"/app.py\0"
+
+
+def test_a_file_changed_while_it_is_checkpointed_is_kept_as_it_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an editor saves src/app.py between teddy reading it and git storing it: the
+    # commit would not hold what the manifest describes, so the bytes read are kept
+    from plankit.teddy.run import checkpoint as module
+
+    root = make_project(tmp_path, with_git=True)
+    turn = first_turn(root)
+    real_git = module.git
+
+    def git_while_an_editor_saves(where: Path, *args: str, **kwargs: object) -> bytes:
+        if args[0] == "hash-object":
+            (root / "src" / "app.py").write_bytes(b"saved meanwhile\n")
+        return real_git(where, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "git", git_while_an_editor_saves)
+    checkpoint = take(turn, Edit("src/app.py", FIX))
+    manifest = checkpoint.manifest
+    assert manifest is not None and manifest.kind == "files"
+    assert manifest.fallback == "src/app.py changed while it was checkpointed"
+    assert (turn.file("checkpoint") / "preimages.bin").read_bytes() == ORIGINAL
+    assert git(root, "for-each-ref", "refs/teddy") == ""
