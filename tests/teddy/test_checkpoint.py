@@ -172,11 +172,14 @@ def test_a_sha256_repository_is_checkpointed_in_git(tmp_path: Path) -> None:
     assert git(root, "ls-tree", "-r", "--name-only", manifest.ref) == "src/app.py\n"
 
 
-def test_a_path_with_a_tab_is_kept_in_the_turn_instead(tmp_path: Path) -> None:
+@pytest.mark.parametrize("odd", ["\t", "\n"], ids=["tab", "line-break"])
+def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
+    tmp_path: Path, odd: str
+) -> None:
     root = make_project(tmp_path, with_git=True)
-    (root / "a\tb.txt").write_bytes(b"tabbed\n")
+    (root / f"a{odd}b.txt").write_bytes(b"tabbed\n")
     turn = first_turn(root)
-    checkpoint = take(turn, Edit("src/app.py", FIX), Edit("a\tb.txt", FIX))
+    checkpoint = take(turn, Edit("src/app.py", FIX), Edit(f"a{odd}b.txt", FIX))
     manifest = checkpoint.manifest
     assert manifest is not None and manifest.kind == "files" and manifest.ref is None
     assert manifest.fallback == "a path holds a line break or a tab"
@@ -378,7 +381,10 @@ def test_a_project_folder_that_cannot_name_a_ref_gets_a_digest(tmp_path: Path) -
     assert git(mono, "ls-tree", "-r", "--name-only", manifest.ref) == "my project/app.py\n"
 
 
-def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(tmp_path: Path) -> None:
+@pytest.mark.parametrize("committed", [True, False], ids=["commit", "no-commit-yet"])
+def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(
+    tmp_path: Path, committed: bool
+) -> None:
     mono = tmp_path / "mono"
     mono.mkdir()
     name = b"caf\xe9"  # Latin-1, as an old archive unpacks it
@@ -386,6 +392,10 @@ def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(tmp_path
     (root / ".teddy" / "20260101-demo" / "01").mkdir(parents=True)
     (root / "app.py").write_bytes(ORIGINAL)
     git(mono, "init", "-q", "-b", "main")
+    if committed:
+        (mono / "README").write_text("the monorepo\n")
+        git(mono, "add", "README")
+        git(mono, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "i")
     turn = Turn(Session(root, "20260101-demo"), "01")
     checkpoint = take(turn, Edit("app.py", FIX), Create("new.py", "x"))
     manifest = checkpoint.manifest
@@ -396,7 +406,7 @@ def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(tmp_path
         ["git", "ls-tree", "-r", "-z", "--name-only", manifest.ref],
         cwd=mono, env=GIT_ENV, capture_output=True, check=True,
     )  # fmt: skip
-    assert listed.stdout == name + b"/app.py\0"
+    assert listed.stdout == (b"README\0" if committed else b"") + name + b"/app.py\0"
 
 
 def test_a_file_changed_while_it_is_checkpointed_is_kept_as_it_was_read(
