@@ -138,10 +138,14 @@ def test_the_commit_keeps_modes_and_leaves_out_a_tracked_file_deleted_before_the
 
 def test_a_plain_file_is_kept_as_not_executable(tmp_path: Path) -> None:
     root = make_project(tmp_path, with_git=True)
+    (root / "keep.txt").chmod(0o666)  # writable by all (an unzipped archive), runnable by none
+    (root / "run.sh").write_text("echo hi\n")
+    (root / "run.sh").chmod(0o641)  # runnable by others only: still a program to git
     turn = first_turn(root)
-    checkpoint = take(turn, Edit("keep.txt", FIX))
+    checkpoint = take(turn, Edit("keep.txt", FIX), Edit("run.sh", FIX))
     assert checkpoint.manifest is not None and checkpoint.manifest.ref is not None
     assert git(root, "ls-tree", checkpoint.manifest.ref, "keep.txt").startswith("100644 blob ")
+    assert git(root, "ls-tree", checkpoint.manifest.ref, "run.sh").startswith("100755 blob ")
 
 
 def test_a_repository_without_a_commit_yet_gets_a_parentless_checkpoint(tmp_path: Path) -> None:

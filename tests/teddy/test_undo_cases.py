@@ -8,6 +8,7 @@ makes sure nothing changed when undo refused.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -223,3 +224,16 @@ def test_a_file_the_turn_changed_and_changed_back_is_left_alone(tmp_path: Path) 
     out = json.loads(teddy(root, "undo", "--json").stdout)
     assert out["restored"] == [] and out["removed"] == ["b.py"]
     assert (root / "src" / "app.py").read_bytes() == b"a person's edit, after the turn\n"
+
+
+def test_a_second_undo_in_a_session_keeps_both_turns_aside(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    first = Path(json.loads(teddy(root, "undo", "--json").stdout)["moved_to"])
+    teddy(root, "execute", "-y")  # the same plan again
+    second = Path(json.loads(teddy(root, "undo", "--json").stdout)["moved_to"])
+    assert first != second and first.parent == second.parent == session / ".undone"
+    for aside in (first, second):
+        assert re.fullmatch(r"01-\d{8}T\d{12}Z", aside.name), aside.name
+        assert (aside / "report.md").is_file() and (aside / "turns" / "02").is_dir()
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL
