@@ -273,7 +273,7 @@ def test_copies_that_cannot_be_written_stop_the_turn(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ('{"version": 1, "kind": "git", "session": "s", "tur', "damaged"),
+        ('{"version": 1, "kind": "git", "session": "s", "tur', None),  # torn
         ('{"version": 2, "kind": "git"}', "not a version 1 checkpoint manifest"),
         ("[1]", "not a version 1 checkpoint manifest"),
         (
@@ -285,19 +285,24 @@ def test_copies_that_cannot_be_written_stop_the_turn(tmp_path: Path) -> None:
             '"entries": [{"path": "a", "before": "yes"}]}',
             "a file state must be an object",
         ),
-        ('{"version": 1, "kind": "files"}', "damaged ('session')"),
+        ('{"version": 1, "kind": "files"}', "'session'"),
     ],
 )
-def test_a_damaged_manifest_is_named_as_such(tmp_path: Path, text: str, why: str) -> None:
+def test_a_damaged_manifest_is_named_as_such(tmp_path: Path, text: str, why: str | None) -> None:
     root = make_project(tmp_path, with_git=False)
     turn = first_turn(root)
     turn.file("checkpoint.json").write_text(text, encoding="utf-8")
     with pytest.raises(CheckpointError) as caught:
         load_manifest(turn)
     assert caught.value.code == "bad-checkpoint"
-    assert why in str(caught.value)
-    assert caught.value.detail.startswith("the checkpoint manifest is damaged (")
     assert caught.value.path == str(turn.file("checkpoint.json"))
+    detail = caught.value.detail
+    assert detail.startswith("the checkpoint manifest is damaged (")
+    assert detail.endswith("); nothing can be restored from it")
+    if why is not None:
+        assert (
+            detail == f"the checkpoint manifest is damaged ({why}); nothing can be restored from it"
+        )
 
 
 def test_a_manifest_that_cannot_be_read_is_named_as_such(tmp_path: Path) -> None:

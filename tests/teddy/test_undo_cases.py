@@ -12,6 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 
 from tests.teddy.test_undo import (
@@ -69,9 +70,19 @@ def test_a_file_already_put_back_by_hand_is_not_a_change(tmp_path: Path) -> None
     assert out["checkpoint"].endswith("/01/checkpoint/")
 
 
-def test_a_turn_cut_short_names_the_first_file_and_counts_the_rest(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("created", "named"),
+    [
+        ([], "src/app.py"),
+        (["b.py"], "src/app.py and 1 more"),
+        (["b.py", "c.py"], "src/app.py and 2 more"),
+    ],
+)
+def test_a_turn_cut_short_names_the_first_file_and_counts_the_rest(
+    tmp_path: Path, created: list[str], named: str
+) -> None:
     root = make_project(tmp_path, with_git=False)
-    session = run_turn(root, "\n\n".join([FIX, create("b.py", "y = 2"), create("c.py", "z = 3")]))
+    session = run_turn(root, "\n\n".join([FIX, *(create(name, "y = 2") for name in created)]))
     manifest_path = session / "01" / "checkpoint.json"
     data = json.loads(manifest_path.read_text())
     data["sealed"] = False
@@ -82,9 +93,61 @@ def test_a_turn_cut_short_names_the_first_file_and_counts_the_rest(tmp_path: Pat
     assert error["code"] == "not-sealed"
     assert error["message"] == (
         "turn 01 was cut short, so what it left in its files is not known; check "
-        "src/app.py and 2 more, then `teddy undo --force`"
+        f"{named}, then `teddy undo --force`"
     )
-    assert (root / "b.py").exists() and (root / "c.py").exists()
+    assert all((root / name).exists() for name in created)
+
+
+def test_a_file_edited_since_the_turn_is_named_without_more(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, FIX)
+    (root / "src" / "app.py").write_bytes(b"a person's version\n")
+    error = refusal(root)
+    assert error["code"] == "changed-since"
+    assert error["message"] == (
+        "src/app.py was changed after turn 01 ran; undo would lose that change: keep a "
+        "copy, then `teddy undo --force`"
+    )
+
+
+def test_undo_from_inside_a_nested_repository_reads_the_projects_checkpoint(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path, with_git=True)
+    (root / "src" / "app.py").write_bytes(ORIGINAL + b"\n# not committed\n")
+    run_turn(root, FIX)
+    vendored = root / "vendor" / "lib"  # a library checked out with its own repository
+    vendored.mkdir(parents=True)
+    git(vendored, "init", "-q", "-b", "main")
+    out = json.loads(teddy(vendored, "undo", "--json").stdout)
+    assert out["restored"] == ["src/app.py"]
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL + b"\n# not committed\n"
+
+
+def test_copies_behind_a_symbolic_link_are_not_trusted(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    copies = session / "01" / "checkpoint"
+    copies.rename(tmp_path / "moved")
+    copies.symlink_to(tmp_path / "moved")
+    error = refusal(root)
+    assert error["code"] == "checkpoint-gone"
+    assert b"return 42" in (root / "src" / "app.py").read_bytes()
+
+
+@pytest.mark.parametrize("stored", ["0:", ":12", "start:12", None])
+def test_a_hand_edited_place_of_the_copies_is_refused(tmp_path: Path, stored: str | None) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, FIX)
+    manifest_path = session / "01" / "checkpoint.json"
+    data = json.loads(manifest_path.read_text())
+    data["entries"][0]["stored"] = stored
+    manifest_path.write_text(json.dumps(data))
+    error = refusal(root)
+    assert error["code"] == "checkpoint-gone"
+    assert str(error["message"]).endswith(
+        "no longer holds src/app.py as it was; nothing was restored"
+    )
 
 
 def test_a_checkpoint_whose_git_objects_are_gone_is_refused(tmp_path: Path) -> None:
