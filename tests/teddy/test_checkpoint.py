@@ -187,6 +187,7 @@ def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     manifest = checkpoint.manifest
     assert manifest is not None and manifest.kind == "files" and manifest.ref is None
     assert manifest.fallback == "a path holds a line break or a tab"
+    assert load_manifest(turn) == manifest  # the reason is kept for the report
     assert git(root, "for-each-ref", "refs/teddy") == ""
     pack = turn.file("checkpoint") / "preimages.bin"
     assert pack.read_bytes() == ORIGINAL + b"tabbed\n"
