@@ -300,3 +300,37 @@ def test_a_second_undo_in_a_session_keeps_both_turns_aside(tmp_path: Path) -> No
         assert re.fullmatch(r"01-\d{8}T\d{12}Z", aside.name), aside.name
         assert (aside / "report.md").is_file() and (aside / "turns" / "02").is_dir()
     assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+
+
+def test_a_journal_whose_plan_no_longer_parses_is_taken_as_run(tmp_path: Path) -> None:
+    # a journal written by another plankit version, whose plan this one cannot read
+    root = make_project(tmp_path, with_git=False)
+    session = run_turn(root, execute_cmd("true") + "\n\n" + FIX)
+    journal = session / "01" / "journal.jsonl"
+    lines = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    for entry in lines:
+        if entry["event"] == "begin":
+            entry["plan"] = "no plan here"
+    journal.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    (session / "01" / "checkpoint.json").unlink()
+    error = refusal(root)
+    assert error["code"] == "no-checkpoint"
+    assert error["message"] == (
+        "turn 01 has no checkpoint (it ran with execute.checkpoint: false or before "
+        "checkpoints existed), so its files cannot be restored; `teddy undo --force` "
+        "returns the session to its plan and leaves the files as they are"
+    )
+    out = json.loads(teddy(root, "undo", "--json", "--force").stdout)
+    assert (out["session"], out["turn"]) == (session.name, "01")
+    assert out["commands_not_undone"] == 0
+
+
+def test_a_plan_that_failed_validation_ran_no_command(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    session = new_session(root)
+    write_plan(session / "01", execute_cmd("touch ran.txt") + "\n\n" + create("src/app.py", "x"))
+    teddy(root, "execute", "-y", "--no-replan", check=1)
+    result = teddy(root, "undo", "--json")
+    out = json.loads(result.stdout)
+    assert out["commands_not_undone"] == 0 and out["checkpoint"] is None
+    assert "EXECUTE" not in result.stderr and not (root / "ran.txt").exists()
