@@ -334,3 +334,17 @@ def test_a_plan_that_failed_validation_ran_no_command(tmp_path: Path) -> None:
     out = json.loads(result.stdout)
     assert out["commands_not_undone"] == 0 and out["checkpoint"] is None
     assert "EXECUTE" not in result.stderr and not (root / "ran.txt").exists()
+
+
+def test_undo_takes_back_the_named_session_not_the_latest(tmp_path: Path) -> None:
+    root = make_project(tmp_path, with_git=False)
+    first = run_turn(root, FIX)
+    later = Path(teddy(root, "new", "other").stdout.strip())
+    (later / "01" / "turn.context").write_text("keep.txt\n", encoding="utf-8")
+    write_plan(later / "01", create("notes.txt", "later session"))
+    teddy(root, "execute", "-y", "--session", later.name)
+    out = json.loads(teddy(root, "undo", "--json", "--session", first.name).stdout)
+    assert (out["session"], out["restored"]) == (first.name, ["src/app.py"])
+    assert (root / "src" / "app.py").read_bytes() == ORIGINAL
+    assert (root / "notes.txt").read_text() == "later session\n"
+    assert (later / "01" / "report.md").exists()
