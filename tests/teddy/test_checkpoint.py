@@ -313,7 +313,10 @@ def test_a_manifest_that_cannot_be_read_is_named_as_such(tmp_path: Path) -> None
     with pytest.raises(CheckpointError) as caught:
         load_manifest(turn)
     assert caught.value.code == "bad-checkpoint"
-    assert caught.value.detail.startswith("the checkpoint manifest cannot be read (")
+    assert caught.value.path == str(turn.file("checkpoint.json"))
+    detail = caught.value.detail  # the system's words for "is a directory" in between
+    assert detail.startswith("the checkpoint manifest cannot be read (")
+    assert detail.endswith("); nothing can be restored from it")
     assert load_manifest(Turn(turn.session, "02")) is None
 
 
