@@ -86,6 +86,7 @@ def test_each_file_the_plan_may_write_is_kept_once_in_plan_order(tmp_path: Path)
     )
     manifest = checkpoint.manifest
     assert manifest is not None and manifest.kind == "files"
+    assert manifest.fallback == ""  # no repository: nothing to say about git
     assert [e.path for e in manifest.entries] == ["notes/todo.md", "keep.txt", ".teddy/memos.yaml"]
     assert manifest.entries[0].dirs == ("notes",)
     assert manifest.entries[1].before.exists and manifest.entries[1].dirs == ()
@@ -183,18 +184,21 @@ def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     root = make_project(tmp_path, with_git=True)
     (root / f"a{odd}b.txt").write_bytes(b"tabbed\n")
     turn = first_turn(root)
-    checkpoint = take(turn, Edit("src/app.py", FIX), Edit(f"a{odd}b.txt", FIX))
+    checkpoint = take(
+        turn, Edit("src/app.py", FIX), Edit(f"a{odd}b.txt", FIX), Edit("keep.txt", FIX)
+    )
     manifest = checkpoint.manifest
     assert manifest is not None and manifest.kind == "files" and manifest.ref is None
     assert manifest.fallback == "a path holds a line break or a tab"
     assert load_manifest(turn) == manifest  # the reason is kept for the report
     assert git(root, "for-each-ref", "refs/teddy") == ""
     pack = turn.file("checkpoint") / "preimages.bin"
-    assert pack.read_bytes() == ORIGINAL + b"tabbed\n"
-    assert [e.stored for e in manifest.entries] == [f"0:{len(ORIGINAL)}", f"{len(ORIGINAL)}:7"]
+    assert pack.read_bytes() == ORIGINAL + b"tabbed\n" + b"untouched\n"
+    size = len(ORIGINAL)
+    assert [e.stored for e in manifest.entries] == [f"0:{size}", f"{size}:7", f"{size + 7}:10"]
     (note,) = checkpoint.notes
     assert note == (
-        f"checkpoint: .teddy/{turn.session.name}/01/checkpoint/ keeps the 2 files this turn "
+        f"checkpoint: .teddy/{turn.session.name}/01/checkpoint/ keeps the 3 files this turn "
         "may change as they were before it; `teddy undo` restores them "
         "(git was not used: a path holds a line break or a tab)"
     )
