@@ -75,6 +75,7 @@ def test_each_file_the_plan_may_write_is_kept_once_in_plan_order(tmp_path: Path)
     turn = first_turn(root)
     checkpoint = take(
         turn,
+        Edit("~/.bashrc", FIX),  # refused when it runs: writes nothing
         Create("./notes//todo.md", "x"),
         Execute("touch elsewhere.txt"),
         Edit("keep.txt", FIX),
