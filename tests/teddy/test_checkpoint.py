@@ -261,8 +261,10 @@ def test_a_manifest_that_cannot_be_saved_stops_the_turn(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError) as caught:
         take(turn, Edit("src/app.py", FIX))
     assert caught.value.code == "checkpoint-failed"
-    assert "the checkpoint cannot be saved" in str(caught.value)
-    assert "nothing was run" in str(caught.value)
+    assert caught.value.path == str(turn.file("checkpoint.json"))
+    detail = caught.value.detail  # the system's words for the error, not Python's
+    assert detail.startswith("the checkpoint cannot be saved (") and "Errno" not in detail
+    assert detail.endswith("); nothing was run")
 
 
 def test_copies_that_cannot_be_written_stop_the_turn(tmp_path: Path) -> None:
