@@ -1,0 +1,130 @@
+"""Running one EXECUTE command: what it printed (capped), how it ended, where it ran.
+
+The commands are the small shell lines models write (``pwd``, ``cat``, a loop that
+prints too much, a test run that hangs); each runs for real in a temporary directory.
+Nothing here waits a fixed time: a hanging command is ended by its timeout, and a
+process is waited for with a generous deadline (tests/waiting.py).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from plankit.teddy.run import shell
+from plankit.teddy.run.shell import CappedOutput, run_command
+from tests.waiting import wait_until
+
+LOTS = "head -c 5000 /dev/zero | tr '\\0' a; printf END"
+"""5003 bytes on stdout: 5000 ``a`` and ``END``."""
+
+
+def test_output_over_the_cap_keeps_its_start_and_its_end(tmp_path: Path) -> None:
+    result = run_command(LOTS, cwd=tmp_path, cap=100)
+    assert result.ok and result.stderr == ""
+    assert result.stdout == "a" * 50 + "\n[… 4903 bytes cut …]\n" + "a" * 47 + "END"
+
+
+def test_stderr_is_capped_on_its_own(tmp_path: Path) -> None:
+    result = run_command(f"echo fine; ({LOTS}) >&2; exit 2", cwd=tmp_path, cap=10)
+    assert (result.exit_code, result.ok) == (2, False)
+    assert result.stdout == "fine\n"
+    assert result.stderr == "aaaaa\n[… 4993 bytes cut …]\naaEND"
+
+
+def test_output_of_exactly_the_cap_is_kept_whole(tmp_path: Path) -> None:
+    result = run_command("printf '%s' 0123456789", cwd=tmp_path, cap=10)
+    assert result.stdout == "0123456789"
+
+
+def test_bytes_that_are_not_utf8_are_replaced_not_fatal(tmp_path: Path) -> None:
+    result = run_command(r"printf 'caf\351\n'; printf '\377' >&2", cwd=tmp_path)
+    assert (result.stdout, result.stderr) == ("caf\ufffd\n", "\ufffd")
+
+
+def test_output_arriving_in_pieces_is_cut_where_the_cap_says() -> None:
+    out = CappedOutput(6)  # keeps 3 bytes at the start and 3 at the end
+    for chunk in (b"ab", b"cdefg", b"", b"h"):
+        out.add(chunk)
+    assert (bytes(out.head), bytes(out.tail), out.dropped) == (b"abc", b"fgh", 2)
+    assert out.text() == "abc\n[… 2 bytes cut …]\nfgh"
+    tiny = CappedOutput(0)  # a cap under two bytes still keeps one at each end
+    tiny.add(b"xyz")
+    assert tiny.text() == "x\n[… 1 bytes cut …]\nz"
+    whole = CappedOutput(8)
+    whole.add(b"12345")
+    assert whole.text() == "12345" and whole.dropped == 0
+
+
+def test_a_command_ended_by_a_signal_reports_it(tmp_path: Path) -> None:
+    result = run_command("echo going; kill -TERM $$", cwd=tmp_path)
+    assert (result.exit_code, result.stdout, result.ok) == (-15, "going\n", False)
+    assert not result.timed_out and not result.interrupted
+
+
+def test_a_hanging_command_is_stopped_at_its_timeout_with_what_it_printed(
+    tmp_path: Path,
+) -> None:
+    result = run_command(
+        f"echo before; sleep 600; touch {tmp_path / 'late'}", cwd=tmp_path, timeout=1
+    )
+    assert result.timed_out and not result.interrupted and not result.ok
+    assert (result.exit_code, result.stopped, result.stdout) == (None, 0, "before\n")
+    assert not (tmp_path / "late").exists()
+
+
+def test_the_command_runs_in_its_folder_with_no_input(tmp_path: Path) -> None:
+    # `cat` would wait forever on an open terminal; stdin is closed, so it ends at once
+    result = run_command("pwd; cat; echo read-nothing", cwd=tmp_path, timeout=60)
+    assert result.ok and not result.timed_out
+    assert result.stdout == f"{tmp_path}\nread-nothing\n"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")
+def test_commands_run_under_bash_when_there_is_one(tmp_path: Path) -> None:
+    assert shell.shell() == shutil.which("bash")
+    result = run_command("[[ -n $BASH_VERSION ]] && echo bash", cwd=tmp_path)
+    assert result.stdout == "bash\n"
+
+
+def test_without_a_pidfd_the_end_of_the_command_is_still_noticed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # older kernels (before Linux 5.3) and other systems have no pidfd: polling it is
+    monkeypatch.setattr(shell, "_pidfd", lambda pid: None)
+    result = run_command("echo one; sleep 0.2; echo two >&2; exit 4", cwd=tmp_path, timeout=60)
+    assert (result.exit_code, result.stdout, result.stderr) == (4, "one\n", "two\n")
+    assert not result.timed_out
+
+
+def test_without_the_supervisor_a_timeout_stops_the_whole_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    command = f"(sleep 600; touch {tmp_path / 'late'}) & echo $! > pid; echo started; wait"
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stopped) == (None, 0)
+    assert result.stdout == "started\n"
+    pid = int((tmp_path / "pid").read_text())
+    wait_until(lambda: not Path(f"/proc/{pid}").exists(), f"process {pid} to be gone")
+    assert not (tmp_path / "late").exists()
+
+
+def test_ctrl_c_while_the_command_runs_stops_it_and_keeps_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = tmp_path / "started"
+
+    def pump_then_ctrl_c(proc: object, captures: object, deadline: float) -> None:
+        wait_until(started.exists, "the command to start")
+        raise KeyboardInterrupt  # as when the user presses Ctrl-C
+
+    monkeypatch.setattr(shell, "_pump", pump_then_ctrl_c)
+    command = f"echo working; touch {started}; sleep 600; touch {tmp_path / 'late'}"
+    result = run_command(command, cwd=tmp_path, timeout=600)
+    assert result.interrupted and not result.timed_out
+    assert (result.exit_code, result.stopped) == (None, 0)
+    assert result.stdout == "working\n"
+    assert not (tmp_path / "late").exists()
