@@ -350,3 +350,18 @@ def test_a_rule_anchored_at_the_root_protects_a_file_there(root: Path) -> None:
     env.write_text("TOKEN=x\n")
     found = protected_links(root, ["/.env"])
     assert found == {(env.stat().st_dev, env.stat().st_ino)}
+
+
+def test_a_project_at_the_file_system_root_holds_every_path() -> None:
+    """With ``/`` as the project (a container's whole disk), paths under it are inside."""
+    assert resolve(Path("/"), "tmp") == Path("/tmp").resolve()
+
+
+def test_a_relative_root_is_resolved_from_the_current_directory_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An absolute root is resolved once; ``.`` means wherever the process is now."""
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        assert resolve(Path("."), "a.txt") == (tmp_path / name).resolve() / "a.txt"
