@@ -310,6 +310,8 @@ def test_children_are_found_without_the_children_file(
     def no_children_file(name: object, *args: object, **kwargs: object) -> object:
         if str(name).endswith("/children"):
             raise FileNotFoundError(name)
+        if name == "/proc/1/stat":  # as if it ended while /proc was scanned
+            raise ProcessLookupError(name)
         return real_open(name, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(reaper, "open", no_children_file, raising=False)
@@ -396,3 +398,85 @@ def test_stop_leftovers_kills_at_once_after_the_term_deadline(
 
 def test_stop_leftovers_with_nothing_left_stops_nothing(supervisor: list[int]) -> None:
     assert reaper.stop_leftovers(time.monotonic() + reaper.GRACE) == 0
+
+
+def test_a_leftover_ignoring_sigterm_is_killed_after_a_stop_signal(
+    tmp_path: Path, supervisor: list[int]
+) -> None:
+    # it outlives the shell: the supervisor kills it once the grace is over; a command
+    # that was stopped reports no leftovers of its own
+    command = "trap '' TERM; sleep 1234 & echo $! > pids; trap - TERM; kill -TERM $PPID; wait"
+    status = _supervise(command, tmp_path)
+    supervisor.extend(_pids(tmp_path / "pids"))
+    assert (status["exit"], status["stopped"]) == (-signal.SIGTERM, 0)
+    _wait_gone(_pids(tmp_path / "pids"))
+
+
+def test_every_process_of_the_command_gets_sigterm_to_clean_up(
+    tmp_path: Path, supervisor: list[int]
+) -> None:
+    # a worker below a parent that stays on after SIGTERM still gets it at once (the
+    # signal goes to the whole process group), and can remove its lock file before it
+    # ends, instead of being killed once its parent is
+    worker = "trap 'rm -f lock; exit' TERM; touch lock; while :; do sleep 1; done"
+    parent = (
+        f"trap : TERM; sh -c {shlex.quote(worker)} & while kill -0 $! 2>/dev/null; do wait; done"
+    )
+    command = (
+        f"sh -c {shlex.quote(parent)} & until [ -e lock ]; do sleep 0.01; done; "
+        "kill -TERM $PPID; wait"
+    )
+    status = _supervise(command, tmp_path)
+    assert status["exit"] == -signal.SIGTERM
+    assert not (tmp_path / "lock").exists()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (init may not have reaped an orphan yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def test_without_the_subreaper_the_commands_group_is_still_stopped(
+    tmp_path: Path, supervisor: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a kernel without PR_SET_CHILD_SUBREAPER: orphans go to init, out of reach; what
+    # stayed in the command's process group is stopped all the same
+    monkeypatch.setattr(reaper, "become_subreaper", lambda: False)
+    status = _supervise("sleep 1234 & echo $! > pids", tmp_path)
+    supervisor.extend(_pids(tmp_path / "pids"))
+    assert (status["exit"], status["stopped"]) == (0, 0)
+    (leftover,) = _pids(tmp_path / "pids")
+    wait_until(lambda: not _running(leftover), f"process {leftover} to end")
+
+
+def test_without_prctl_the_supervisor_is_no_subreaper(
+    supervisor: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_libc(*args: object, **kwargs: object) -> None:
+        raise OSError("no C library here")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert reaper.become_subreaper() is False
+    reaper.follow_parent()  # nothing to do, and no error
+    monkeypatch.undo()
+    assert _prctl_get(PR_GET_CHILD_SUBREAPER) == 0
+    assert _prctl_get(PR_GET_PDEATHSIG) == 0
+
+
+def test_a_leftover_is_asked_to_stop_once_while_it_shuts_down(
+    tmp_path: Path, supervisor: list[int]
+) -> None:
+    # a second SIGTERM often means "stop now, skip the clean-up"
+    script = (
+        "trap 'echo term >> terms; stop=1' TERM; echo ready > ready; "
+        'while [ -z "$stop" ]; do sleep 0.05; done; sleep 0.5; echo done > finished'
+    )
+    _spawn(supervisor, SHELL, "-c", script, cwd=tmp_path)
+    _wait_for_file(tmp_path / "ready")
+    assert reaper.stop_leftovers(time.monotonic() + 60) == 1
+    assert (tmp_path / "finished").read_text() == "done\n"
+    assert (tmp_path / "terms").read_text() == "term\n"
