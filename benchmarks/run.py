@@ -24,6 +24,7 @@ BENCHMARKS = [
     ("bench_startup", 30, 20),
     ("bench_offline_plan", 20, 10),
     ("bench_execute", 7, 3),
+    ("bench_teddy_cli", 3, 1),
     ("bench_checkpoint", 7, 3),
     ("bench_context", 31, 31),
     ("bench_checklist", 25, 10),

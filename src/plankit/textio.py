@@ -23,6 +23,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from plankit import syncing
 from plankit.errors import InputError
 
 MAX_TEXT_BYTES = 20 * 1024 * 1024
@@ -270,7 +271,10 @@ def stray_temp_files(path: str | os.PathLike[str]) -> list[Path]:
 
 
 def _fsync_directory(directory: str, dir_fd: int | None) -> None:
-    """Flush the directory entry of a rename to disk (where directories can be opened)."""
+    """Flush the directory entry of a rename to disk (where directories can be opened);
+    inside :func:`plankit.syncing.shared_syncs`, at the next shared sync."""
+    if syncing.deferred():
+        return
     try:
         fd = os.open(directory or ".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
     except OSError:  # a platform or file system without directory descriptors
@@ -352,7 +356,7 @@ def write_bytes_atomic(
                 os.chmod(tmp, mode, dir_fd=dir_fd)
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            syncing.barrier(handle.fileno())
             if _PUBLISH_OPEN:  # renamed while its lock is held: never swept meanwhile
                 _publish(tmp, target, dir_fd, exclusive=exclusive)
         if not _PUBLISH_OPEN:

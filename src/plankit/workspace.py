@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from plankit import syncing
 from plankit.errors import InputError
 from plankit.textio import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
 from plankit.textio import is_temp_name as is_temp_name  # for crash recovery and tests
@@ -142,6 +143,22 @@ def _check_length(root: Path, path: str) -> None:
         )
 
 
+_REAL_ROOTS: dict[Path, Path] = {}
+
+
+def real_root(root: Path) -> Path:
+    """``root.resolve()``, remembered for an absolute ``root``: a turn checks every
+    action's paths against the same project root, which need not be resolved each time."""
+    if not root.is_absolute():
+        return root.resolve()
+    real = _REAL_ROOTS.get(root)
+    if real is None:
+        if len(_REAL_ROOTS) >= 64:
+            _REAL_ROOTS.clear()
+        real = _REAL_ROOTS[root] = root.resolve()
+    return real
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -152,9 +169,9 @@ def resolve(root: Path, path: str) -> Path:
     problem = check_path(path)
     if problem is not None:
         raise _refuse(path, *problem)
-    real_root = root.resolve()
-    _check_length(real_root, path)
-    candidate = real_root / path
+    real_top = real_root(root)
+    _check_length(real_top, path)
+    candidate = real_top / path
     # resolve() follows every symlink that exists along the way; what does not exist
     # yet is appended as written (and has no '..' by the check above).
     try:
@@ -162,7 +179,7 @@ def resolve(root: Path, path: str) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (3.11)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
         raise _refuse(path, "path-refused", f"cannot be resolved ({why}); refused") from None
-    if real != real_root and real_root not in real.parents:
+    if real != real_top and real_top not in real.parents:
         raise _refuse(
             path,
             "path-refused",
@@ -307,6 +324,8 @@ def _symlink_refusal(path: str, shown: str) -> PathRefused:
 
 
 def _fsync_dir(dir_fd: int) -> None:
+    if syncing.deferred(dir_fd):
+        return
     with contextlib.suppress(OSError):
         fd = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
         try:

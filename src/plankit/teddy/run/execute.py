@@ -23,10 +23,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
 from plankit.errors import Diagnostic
+from plankit.syncing import shared_syncs
 from plankit.teddy.format.model import Action, Plan
 from plankit.teddy.format.render import render_plan
 from plankit.teddy.run.actions import Interrupted, Runtime, run_action
@@ -110,6 +112,23 @@ def _run(
     ]
     if journal is not None:
         journal.memos(memo_results)
+    with _shared_syncs(journal):
+        results, interrupted = _run_actions(actions, approval, runtime, journal)
+    if checkpoint is not None:
+        checkpoint.seal()
+    return results, tuple(memo_results), decision, interrupted, ""
+
+
+def _shared_syncs(journal: Journal | None) -> AbstractContextManager[bool]:
+    """The turn's flushes to disk gathered, one per action (:mod:`plankit.syncing`);
+    the journal's file system is synced when they begin."""
+    fd = journal.descriptor() if journal is not None else None
+    return shared_syncs(*(() if fd is None else (fd,)))
+
+
+def _run_actions(
+    actions: Sequence[Action], approval: Approval, runtime: Runtime, journal: Journal | None
+) -> tuple[list[ActionResult], bool]:
     results: list[ActionResult] = []
     interrupted = False
     stop_reason: str | None = None
@@ -134,9 +153,7 @@ def _run(
         if journal is not None:
             journal.finish(index, result)
         results.append(result)
-    if checkpoint is not None:
-        checkpoint.seal()
-    return results, tuple(memo_results), decision, interrupted, ""
+    return results, interrupted
 
 
 def _run_one(

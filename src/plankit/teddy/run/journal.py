@@ -11,7 +11,9 @@ the turn goes on:
 - ``reported`` once ``report.md`` is written, ``closed`` once the next turn exists.
 
 Each ``start`` is flushed to disk (fsync) before the action runs, and so is everything
-written before it.  When teddy is killed or crashes mid-turn, the next ``teddy execute``,
+written before it; a CREATE's or EDIT's ``start`` is flushed by the file system sync its
+write makes before its rename (:mod:`plankit.syncing`).  When teddy is killed or
+crashes mid-turn, the next ``teddy execute``,
 ``resume``, ``context`` or ``plan`` finds a latest turn whose journal is not closed and
 finishes it from the journal: the report (status after an interruption, which actions
 ran, the one that was running, which never started), then the next turn, as the turn
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plankit import syncing
 from plankit.teddy.format.model import Action, Create, Edit, Memo, Plan
 
 if TYPE_CHECKING:
@@ -77,7 +80,11 @@ class Journal:
         line = json.dumps({**entry, "time": _now()}, ensure_ascii=False) + "\n"
         os.write(self._fd, line.encode("utf-8"))
         if sync:
-            os.fsync(self._fd)
+            syncing.barrier(self._fd)
+
+    def descriptor(self) -> int | None:
+        """The journal's open file (None before its first entry)."""
+        return self._fd
 
     def close(self) -> None:
         """Release the file (the journal itself stays)."""
@@ -98,10 +105,16 @@ class Journal:
         self._write({"event": "memos", "results": [_memo_json(r) for r in results]}, sync=False)
 
     def start(self, index: int, action: Action) -> None:
-        """Action ``index`` is about to have an effect (on disk before it does)."""
-        self._write(
-            {"event": "start", "index": index, "targets": action_targets(action)}, sync=True
-        )
+        """Action ``index`` is about to have an effect (on disk before it does).  Inside
+        :func:`plankit.syncing.shared_syncs`, a CREATE's or an EDIT's entry reaches the disk
+        with the shared sync its write makes just before its rename (its first effect on
+        the target)."""
+        entry = {"event": "start", "index": index, "targets": action_targets(action)}
+        later = isinstance(action, Create | Edit) and self._fd is not None
+        if later and syncing.deferred(self._fd):
+            self._write(entry, sync=False)
+        else:
+            self._write(entry, sync=True)
 
     def finish(self, index: int, result: ActionResult) -> None:
         """What action ``index`` did (or why it did not run)."""

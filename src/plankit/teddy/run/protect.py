@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, protected_by, protected_links, shorten
+from plankit.workspace import PathRefused, protected_by, protected_links, real_root, shorten
 
 CODE = "protected-path"
 """The code of a refusal (in the report, ``--json`` and the re-plan message)."""
@@ -38,7 +38,7 @@ def check_protected(
     where = [(path, "")]
     if real is not None:
         try:
-            target = real.relative_to(root.resolve()).as_posix()
+            target = real.relative_to(real_root(root)).as_posix()
         except ValueError:
             target = None
         if target is not None and target != path.strip("/"):

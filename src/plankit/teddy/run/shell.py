@@ -241,9 +241,9 @@ class Launch:
     def spawned(self, pid: int) -> None:
         """The process ``pid`` runs: the status pipe's far end is its alone now."""
         self.pid = pid
-        for fd in self.pass_fds:
+        fds, self.pass_fds = self.pass_fds, ()
+        for fd in fds:
             os.close(fd)
-        self.pass_fds = ()
 
     def terminate(self) -> None:
         """Ask the command to stop: SIGTERM to it (and, from the reaper, to everything
@@ -364,13 +364,14 @@ def run_command(
     except BaseException:
         launch.close()
         raise
-    launch.spawned(proc.pid)
-    assert proc.stdout is not None and proc.stderr is not None
     timed_out = interrupted = False
     captures: list[_Capture] = []
     try:
-        # a Ctrl-C may land anywhere from here on: the command must be stopped whatever
-        # step it interrupts, not only the wait
+        # a Ctrl-C may land anywhere from here on (on a busy machine the command can be
+        # well under way before this process gets the processor back): the command must
+        # be stopped whatever step it interrupts, not only the wait
+        launch.spawned(proc.pid)
+        assert proc.stdout is not None and proc.stderr is not None
         captures.append(_Capture(proc.stdout, cap))
         captures.append(_Capture(proc.stderr, cap))
         _pump(proc, captures, started + timeout)
@@ -379,6 +380,7 @@ def run_command(
         _stop(proc, launch)
     except KeyboardInterrupt:
         interrupted = True
+        launch.spawned(proc.pid)  # when the Ctrl-C came before it: known, to be stopped
         _stop(proc, launch)
     code, stopped = launch.finish(proc.returncode, stopped_early=timed_out or interrupted)
     streams = (proc.stdout, proc.stderr)

@@ -1,0 +1,116 @@
+"""plankit's ``teddy execute -y`` ÷ teddy-cli's (the original TeDDy) on one 1,000-action plan.
+
+The plan has 1,000 CREATE actions of files of about a kilobyte each (a plan of about
+1.2 MB), each in a directory of its own; both tools run it in stateless mode (``teddy
+execute plan.md -y``) on a fresh copy of the same empty project, in interleaved rounds,
+as whole processes.  Target ≤ 1/3: plankit at least three times as fast.
+
+plankit keeps its durability here: every action's bytes reach the disk before the file
+takes its name, with one file system sync per action (docs/security.md, "What reaches
+the disk").  teddy-cli 0.2.1 writes its files without flushing them.
+
+teddy-cli is not a dependency of plankit.  ``python benchmarks/bench_teddy_cli.py
+--install`` puts teddy-cli 0.2.1 from PyPI in a virtual environment of its own under
+``build/teddy-cli/``; ``TEDDY_CLI=/path/to/teddy`` names another install.  Without one
+the benchmark reports nothing and says how to install it.  ``--rounds N`` sets the
+rounds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _bench import ROOT, Result, log, report, require, rounds_from_argv
+from plans import plan_of_actions
+
+N = 1000
+VERSION = "0.2.1"
+VENV = ROOT / "build" / "teddy-cli"
+
+
+def teddy_cli() -> Path | None:
+    """teddy-cli's ``teddy`` script: $TEDDY_CLI, else the one ``--install`` made."""
+    named = os.environ.get("TEDDY_CLI")
+    if named:
+        return Path(named)
+    script = VENV / "bin" / "teddy"
+    return script if script.exists() else None
+
+
+def install() -> Path:
+    """teddy-cli from PyPI, in its own virtual environment under build/."""
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, f"teddy-cli=={VERSION}"], check=True)
+    return VENV / "bin" / "teddy"
+
+
+def _plan() -> str:
+    actions = []
+    for i in range(N):
+        path = f"pkg/mod{i:04d}/handlers.py"
+        body = "\n".join(
+            f"def handle_{i}_{k}(request):\n    return {{'status': {200 + k}, 'id': {i}}}\n"
+            for k in range(12)
+        )
+        actions.append(f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```python\n{body}```")
+    return plan_of_actions(f"create {N} modules", "\n\n".join(actions))
+
+
+def _time(argv: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    require(out.returncode == 0, f"{argv[0]} failed: {out.stderr[-800:]}")
+    require((cwd / f"pkg/mod{N - 1:04d}/handlers.py").is_file(), f"{argv[0]}: files missing")
+    return elapsed
+
+
+def measure(rounds: int = 3) -> list[Result]:
+    """plankit ÷ teddy-cli, or nothing when teddy-cli is not installed."""
+    theirs = teddy_cli()
+    if theirs is None:
+        log("teddy-cli is not installed: python benchmarks/bench_teddy_cli.py --install")
+        return []
+    ours = str(Path(sys.executable).parent / "teddy")
+    require(Path(ours).exists(), "no teddy script next to this Python; pip install -e .")
+    text = _plan()
+    log(f"1,000-action plan ({len(text) / 1e6:.1f} MB) vs teddy-cli: {rounds} rounds …")
+    times: dict[str, list[float]] = {"plankit": [], "teddy-cli": []}
+    commands = {
+        "plankit": [ours, "execute", "plan.md", "-y"],
+        "teddy-cli": [str(theirs), "execute", "plan.md", "-y", "--no-copy"],
+    }
+    for r in range(rounds + 1):  # the first round warms caches and is not counted
+        order = list(commands) if r % 2 == 0 else list(reversed(commands))
+        for name in order:
+            with tempfile.TemporaryDirectory(prefix="plankit-vs-teddy-cli-") as tmp:
+                project = Path(tmp)
+                (project / "plan.md").write_text(text, encoding="utf-8")
+                elapsed = _time(commands[name], project)
+                shutil.rmtree(project / "pkg", ignore_errors=True)
+            if r:
+                times[name].append(elapsed)
+    ours_t, theirs_t = statistics.median(times["plankit"]), statistics.median(times["teddy-cli"])
+    return [
+        Result(
+            f"execute -y, {N} CREATE: plankit ÷ teddy-cli {VERSION}",
+            ours_t / theirs_t,
+            1 / 3,
+            f"{ours_t * 1e3:.0f} ms ÷ {theirs_t * 1e3:.0f} ms",
+        )
+    ]
+
+
+if __name__ == "__main__":
+    if "--install" in sys.argv:
+        print(install())
+        sys.exit(0)
+    sys.exit(report(measure(rounds_from_argv(3))))

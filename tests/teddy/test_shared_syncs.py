@@ -1,0 +1,169 @@
+"""A turn's flushes to disk: one file system sync per action, each before the action's
+effect, with the journal's ``start`` entry in it (plankit.syncing)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from plankit import syncing
+from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
+from plankit.teddy.run.execute import execute_turn
+from plankit.teddy.run.journal import JOURNAL_FILE
+from plankit.teddy.session.config import Config
+from plankit.teddy.session.layout import Turn, create_session
+from plankit.teddy.session.prompts import get_prompt
+from tests.teddy.test_session_e2e import plan
+
+pytestmark = pytest.mark.skipif(syncing._syncfs() is None, reason="needs syncfs (Linux)")
+
+
+def _creates(names: list[str]) -> str:
+    return "\n\n".join(
+        f"### `CREATE`\n- **File Path:** [{n}](/{n})\n```\ntext of {n}\n```" for n in names
+    )
+
+
+def _turn(root: Path, actions: str) -> Turn:
+    session = create_session(root, "syncs", get_prompt("Developer"), "Developer")
+    turn = session.latest()
+    turn.plan_path.write_text(plan(actions), encoding="utf-8")
+    return turn
+
+
+def _execute(turn: Turn) -> None:
+    execute_turn(
+        turn, approver=ScriptedApprover(["approve"]), chat=ScriptedChat([]), config=Config()
+    )
+
+
+class Watch:
+    """Spies on the real flushes: each file system sync records what the journal held and
+    which files existed when it ran; fsyncs are counted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, turn: Turn, files: list[str]) -> None:
+        self.syncs: list[tuple[list[dict], set[str]]] = []
+        self.fsyncs = 0
+        real_syncfs = syncing._syncfs()
+        real_fsync = os.fsync
+        journal = turn.file(JOURNAL_FILE)
+        root = turn.session.root
+
+        def syncfs(fd: int) -> int:
+            lines = journal.read_text().splitlines() if journal.exists() else []
+            existing = {f for f in files if (root / f).exists()}
+            self.syncs.append(([json.loads(line) for line in lines], existing))
+            return real_syncfs(fd)
+
+        def fsync(fd: int) -> None:
+            self.fsyncs += 1
+            real_fsync(fd)
+
+        monkeypatch.setattr(syncing, "_syncfs", lambda: syncfs)
+        monkeypatch.setattr(os, "fsync", fsync)
+
+    def first_sync_with(self, event: str, index: int) -> int:
+        for n, (entries, _) in enumerate(self.syncs):
+            if any(e["event"] == event and e.get("index") == index for e in entries):
+                return n
+        raise AssertionError(f"no sync after the journal's {event} of action {index}")
+
+
+def test_each_create_is_announced_on_disk_before_its_file_appears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ["a.txt", "src/b.txt", "src/deep/c.txt"]
+    turn = _turn(tmp_path, _creates(names))
+    watch = Watch(monkeypatch, turn, names)
+    _execute(turn)
+    for index, name in enumerate(names):
+        assert (tmp_path / name).read_text() == f"text of {name}\n"
+        n = watch.first_sync_with("start", index)
+        assert name not in watch.syncs[n][1], f"{name} existed before its start was synced"
+    # the last file is on disk before the report says so: a sync after its finish
+    last = watch.first_sync_with("finish", len(names) - 1)
+    assert names[-1] in watch.syncs[last][1]
+    # one sync when the actions begin, one per action, one when they end
+    assert len(watch.syncs) == len(names) + 2
+
+
+def test_the_flushes_of_a_turn_do_not_grow_with_its_creates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = []
+    for size in (2, 12):
+        names = [f"d{size}/f{i}.txt" for i in range(size)]
+        (tmp_path / f"p{size}").mkdir()
+        turn = _turn(tmp_path / f"p{size}", _creates(names))
+        watch = Watch(monkeypatch, turn, names)
+        _execute(turn)
+        assert all((turn.session.root / n).is_file() for n in names)
+        counts.append((watch.fsyncs, len(watch.syncs)))
+        monkeypatch.undo()
+    (fsyncs_small, syncs_small), (fsyncs_big, syncs_big) = counts
+    assert fsyncs_small == fsyncs_big  # the journal's begin, the report, the next turn
+    assert syncs_big - syncs_small == 10  # one per added action
+
+
+def test_a_command_runs_only_after_its_start_is_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    actions = _creates(["a.txt"]) + "\n\n### `EXECUTE`\n```shell\necho ran > out.txt\n```"
+    turn = _turn(tmp_path, actions)
+    watch = Watch(monkeypatch, turn, ["a.txt", "out.txt"])
+    _execute(turn)
+    assert (tmp_path / "out.txt").read_text() == "ran\n"
+    n = watch.first_sync_with("start", 1)
+    assert "out.txt" not in watch.syncs[n][1]
+
+
+def test_without_syncfs_every_write_is_flushed_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = []
+    for size in (2, 6):
+        names = [f"f{i}.txt" for i in range(size)]
+        root = tmp_path / f"p{size}"
+        root.mkdir()
+        turn = _turn(root, _creates(names))
+        watch = Watch(monkeypatch, turn, names)
+        monkeypatch.setattr(syncing, "_syncfs", lambda: None)
+        _execute(turn)
+        assert all((root / n).is_file() for n in names)
+        assert watch.syncs == []
+        counts.append(watch.fsyncs)
+        monkeypatch.undo()
+    # the journal's start, the file, its directory: three per CREATE
+    assert counts[1] - counts[0] == 3 * 4
+
+
+def test_barrier_and_deferred_outside_a_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    calls: list[str] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("fsync"), real_fsync(fd))[1])
+    with open(tmp_path / "f", "wb") as handle:
+        assert syncing.deferred(handle.fileno()) is False
+        syncing.barrier(handle.fileno())
+        assert calls == ["fsync"]
+        with syncing.shared_syncs(handle.fileno()) as gathered:
+            assert gathered is True
+            assert syncing.deferred(handle.fileno()) is True
+            with syncing.shared_syncs() as inner:  # nested: the outer one gathers
+                assert inner is True
+            syncing.barrier(handle.fileno())
+        assert calls == ["fsync"]
+        assert syncing.deferred() is False
+
+
+def test_a_failing_syncfs_fails_the_write_that_needed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = iter([0, -1])  # the first sync of the block works, the write's fails
+    monkeypatch.setattr(syncing, "_syncfs", lambda: lambda fd: next(results))
+    with open(tmp_path / "f", "wb") as handle:
+        with syncing.shared_syncs(handle.fileno()):
+            with pytest.raises(OSError, match="syncfs failed"):
+                syncing.barrier(handle.fileno())
