@@ -234,3 +234,47 @@ def test_the_journal_is_written_one_line_per_entry(tmp_path: Path) -> None:
     again.reported()
     again.close()
     assert replay(path).reported and replay(path).plan_text == "# A plan with ünïcode"
+
+
+def _reopened(tmp_path: Path, content: bytes) -> bytes:
+    """The journal ``content`` after teddy opened it again and wrote ``reported``."""
+    tmp_path.mkdir(exist_ok=True)
+    session = create_session(tmp_path, "torn", get_prompt("Developer"), "Developer")
+    turn = session.latest()
+    turn.file(JOURNAL_FILE).write_bytes(content)
+    journal = Journal(turn)
+    journal.reported()
+    journal.close()
+    return turn.file(JOURNAL_FILE).read_bytes()
+
+
+def _reported_line(data: bytes) -> bytes:
+    last = data.splitlines(keepends=True)[-1]
+    assert json.loads(last)["event"] == "reported"
+    return last
+
+
+@pytest.mark.parametrize(
+    "whole",
+    [b"", b'{"event": "begin"}\n', b'{"event": "begin"}\n{"event": "start", "index": 0}\n'],
+    ids=["nothing-whole", "one-line", "two-lines"],
+)
+def test_a_torn_piece_is_cut_before_the_next_entry(tmp_path: Path, whole: bytes) -> None:
+    data = _reopened(tmp_path, whole + b'{"event": "finish", "ind')
+    assert data == whole + _reported_line(data)
+
+
+def test_a_torn_line_longer_than_one_read_is_cut_whole(tmp_path: Path) -> None:
+    # a big plan in the begin line, torn: the end of the previous line is far back
+    whole = b'{"event": "validation-failed"}\n'
+    torn = b'{"event": "begin", "plan": "' + b"x" * 200_000
+    data = _reopened(tmp_path, whole + torn)
+    assert data == whole + _reported_line(data)
+    data = _reopened(tmp_path / "alone", torn)
+    assert data == _reported_line(data)
+
+
+def test_a_whole_journal_is_only_appended_to(tmp_path: Path) -> None:
+    whole = b'{"event": "begin"}\n{"event": "start", "index": 0}\n'
+    data = _reopened(tmp_path, whole)
+    assert data == whole + _reported_line(data)
