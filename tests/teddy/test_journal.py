@@ -300,6 +300,20 @@ def test_a_report_recovered_from_the_journal_is_the_one_the_turn_would_have_writ
     assert _events(turn)[-2:] == ["reported", "closed"]
 
 
+def test_a_plan_the_user_skipped_is_reported_skipped_after_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turn = _turn(tmp_path)
+    would_have = _crash_writing_the_report(turn, monkeypatch, "skip", Config())
+    assert would_have.count("Skipped 🟡 (the plan was skipped by the user)") == 3
+    recovered = recover_session(turn.session)
+    assert recovered is not None
+    assert _without_times(turn.report_path.read_text()) == _without_times(would_have)
+    assert recovered.status is Status.SKIPPED
+    assert recovered.interrupted is False  # nothing was cut short: nothing was to run
+    assert not any((tmp_path / f"{n}.txt").exists() for n in "abc")
+
+
 def test_a_turn_killed_overnight_keeps_the_time_it_began(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

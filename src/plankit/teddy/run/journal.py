@@ -51,6 +51,8 @@ STOPPED_NOTE = (
     "done by then is unknown: check its target"
 )
 NOT_STARTED = "skipped: execution was interrupted"
+PLAN_SKIPPED = "the plan was skipped by the user"
+"""Why each action of a plan the user skipped as a whole did not run."""
 
 
 def _now() -> str:
@@ -272,6 +274,8 @@ def results_from(state: Replay, plan: Plan) -> list[ActionResult]:
             )
         elif index in state.started:
             out.append(ActionResult(action, True, None, False, None, "", None, (STOPPED_NOTE,)))
+        elif state.skipped:
+            out.append(ActionResult(action, False, PLAN_SKIPPED))
         else:
             out.append(ActionResult(action, True, NOT_STARTED))
     return out
