@@ -108,6 +108,14 @@ def test_a_line_longer_than_any_entry_ends_the_replay(
     huge = {"event": "memos", "results": [{"text": "x" * 300}]}
     state = replay(_journal(tmp_path, BEGIN, huge, {"event": "reported"}))
     assert state.begun and state.memos is None and not state.reported
+    # nor is the rest of such a line read as an entry of its own
+    foreign = "#" * 200 + '{"event": "reported"}\n'
+    assert not replay(_journal(tmp_path, BEGIN, foreign)).reported
+
+
+def test_a_line_that_is_not_json_ends_the_replay(tmp_path: Path) -> None:
+    state = replay(_journal(tmp_path, BEGIN, "<<<<<<< HEAD\n", {"event": "reported"}))
+    assert state.begun and not state.reported
 
 
 def test_a_fifo_in_place_of_the_journal_reads_as_empty_without_waiting(tmp_path: Path) -> None:
@@ -272,9 +280,46 @@ def test_a_torn_line_longer_than_one_read_is_cut_whole(tmp_path: Path) -> None:
     assert data == whole + _reported_line(data)
     data = _reopened(tmp_path / "alone", torn)
     assert data == _reported_line(data)
+    # the previous line's end exactly where a read begins
+    torn = b"y" * (3 * journal_module._CHUNK - 1)
+    data = _reopened(tmp_path / "boundary", whole[:-1] + b"\n" + torn)
+    assert data == whole + _reported_line(data)
 
 
 def test_a_whole_journal_is_only_appended_to(tmp_path: Path) -> None:
     whole = b'{"event": "begin"}\n{"event": "start", "index": 0}\n'
     data = _reopened(tmp_path, whole)
     assert data == whole + _reported_line(data)
+
+
+def test_the_entries_recovery_relies_on_are_flushed_as_they_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plankit import syncing
+    from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
+    from plankit.teddy.run.execute import execute_turn
+    from plankit.teddy.session.config import Config
+
+    flushed: list[str] = []
+    real_barrier = syncing.barrier
+    path = tmp_path / JOURNAL_FILE
+
+    def barrier(fd: int) -> None:
+        if path.exists() and os.path.samestat(os.fstat(fd), os.stat(path)):
+            flushed.append(json.loads(path.read_text().splitlines()[-1])["event"])
+        real_barrier(fd)
+
+    monkeypatch.setattr(syncing, "barrier", barrier)
+    refused = plan("### `READ`\n- **Resource:** [.git/config](/.git/config)")
+    for case, text in (("runs", PLAN), ("refused", refused)):
+        (tmp_path / case).mkdir()
+        session = create_session(tmp_path / case, "flush", get_prompt("Developer"), "Developer")
+        turn = session.latest()
+        turn.plan_path.write_text(text, encoding="utf-8")
+        path = turn.file(JOURNAL_FILE)
+        flushed.clear()
+        execute_turn(
+            turn, approver=ScriptedApprover(["approve"]), chat=ScriptedChat([]), config=Config()
+        )
+        first = "begin" if case == "runs" else "validation-failed"
+        assert {first, "reported", "closed"} <= set(flushed), (case, flushed)
