@@ -298,6 +298,8 @@ def test_a_report_recovered_from_the_journal_is_the_one_the_turn_would_have_writ
     assert recovered.message == "turn 01 was cut short; it was finished from its journal"
     assert recovered.next_turn is not None and recovered.next_turn.name == "02"
     assert _events(turn)[-2:] == ["reported", "closed"]
+    last = json.loads(turn.file(JOURNAL_FILE).read_text().splitlines()[-1])
+    assert last["next"] == "02"
 
 
 def test_a_plan_the_user_skipped_is_reported_skipped_after_a_crash(
@@ -399,6 +401,8 @@ def test_a_tampered_journal_cannot_make_recovery_delete_outside_the_project(
     journal.write_text("\n".join([*lines[:-1], json.dumps(start)]) + "\n")
     (outside / ".notes.txt.0123abcd.tmp").write_text("someone else's")
     (root / ".a.txt.89abcdef.tmp").write_text("half")
+    (root / ".todo.txt.2468ace0.tmp").write_text("not a target's")
     assert recover_session(turn.session) is not None
     assert (outside / ".notes.txt.0123abcd.tmp").exists()
     assert not (root / ".a.txt.89abcdef.tmp").exists()
+    assert (root / ".todo.txt.2468ace0.tmp").exists()
