@@ -148,8 +148,11 @@ def test_the_command_runs_in_a_session_of_its_own_with_default_signals(
     tmp_path: Path, supervisor: list[int]
 ) -> None:
     # a session and group of its own; nothing blocked or ignored that the supervisor set up
+    # the masks are read by the shell itself: while it forks a program, it blocks
+    # every signal for a moment, and the program could see that
     command = (
-        "ps -o sid= -o pgid= -p $$ > ids; grep -E '^(SigBlk|SigIgn):' /proc/$$/status > signals"
+        "while read -r key value; do case $key in SigBlk:|SigIgn:) echo $key$value;; esac; "
+        "done < /proc/$$/status > signals; ps -o sid= -o pgid= -p $$ > ids"
     )
     status = _supervise(command, tmp_path)
     shell = status["pid"]
