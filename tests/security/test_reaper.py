@@ -67,13 +67,30 @@ def supervisor(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         reaper.reap()
 
 
+def _main(argv: list[str]) -> int:
+    """``reaper.main(argv)`` in this process; under pytest-xdist in a forked child, so
+    that the stop signals the tests' commands send their supervisor never reach a
+    worker process."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return reaper.main(argv)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = reaper.main(argv)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
 def _supervise(command: str, cwd: Path, lc_ctype: str = "-") -> dict[str, int]:
     """Run ``command`` in ``cwd`` under ``reaper.main``; the numbers of its status pipe:
     ``pid``, ``exit`` and ``stopped``."""
     read_end, write_end = os.pipe()
     command = f"cd {shlex.quote(str(cwd))} || exit 99; {command}"
     try:
-        assert reaper.main(["reaper.py", str(write_end), lc_ctype, SHELL, "-c", command]) == 0
+        assert _main(["reaper.py", str(write_end), lc_ctype, SHELL, "-c", command]) == 0
     finally:
         os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
@@ -171,7 +188,7 @@ def test_the_status_pipe_is_not_left_open_in_the_command(
     read_end, write_end = os.pipe()
     command = f"ls /proc/$$/fd > {shlex.quote(str(tmp_path / 'fds'))}"
     try:
-        reaper.main(["reaper.py", str(write_end), "-", SHELL, "-c", command])
+        _main(["reaper.py", str(write_end), "-", SHELL, "-c", command])
     finally:
         os.close(write_end)
         os.close(read_end)
@@ -184,7 +201,7 @@ def test_a_command_that_cannot_run_says_so(
     read_end, write_end = os.pipe()
     missing = str(tmp_path / "no-such-shell")
     try:
-        reaper.main(["reaper.py", str(write_end), "-", missing, "-c", "true"])
+        _main(["reaper.py", str(write_end), "-", missing, "-c", "true"])
     finally:
         os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
