@@ -117,3 +117,27 @@ def test_teddy_parse_imports_no_heavy_library() -> None:
     assert "Finisher" in result.stdout
     assert {"click", "plankit.teddy.cli", "plankit.teddy.format.parse"} <= modules
     assert heavy_in(modules) == []
+
+
+def test_teddy_help_lists_each_command_as_its_own_help_would() -> None:
+    """``teddy --help`` lists the commands from summaries, without importing them: each
+    summary gives the same line as the command's own help, at any terminal width."""
+    import click
+
+    from plankit.teddy.cli import COMMANDS, SUMMARIES, cli
+
+    assert set(SUMMARIES) == set(COMMANDS)
+    context = click.Context(cli)
+    for name in COMMANDS:
+        real = cli.get_command(context, name)
+        assert real is not None and real.name == name and not real.hidden
+        stand_in = click.Command(name, help=SUMMARIES[name])
+        for limit in (20, 45, 60, 74, 200):
+            assert stand_in.get_short_help_str(limit) == real.get_short_help_str(limit), name
+
+
+def test_teddy_help_imports_no_command_module() -> None:
+    result, modules = _imported_by_teddy("--help")
+    assert result.returncode == 0, result.stderr
+    assert "execute     Validate, approve and execute a plan" in result.stdout
+    assert not {m for m in modules if m.startswith("plankit.teddy.cli.")}, modules

@@ -14,11 +14,9 @@ Exit codes: 0 success, 1 an error or a failed check, 2 usage error, 130 interrup
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import click
 
-from plankit.cliutil import run
+from plankit.cliutil import LazyGroup, run
 
 SUBCOMMANDS: dict[str, str] = {
     "acp": "plankit.acp.cli:acp",
@@ -27,26 +25,6 @@ SUBCOMMANDS: dict[str, str] = {
     "mcp": "plankit.mcp.cli:mcp",
 }
 """Subcommand name → ``module:attribute`` of its click command."""
-
-
-class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use."""
-
-    def __init__(self, *args: object, lazy: dict[str, str], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.lazy = lazy
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = self.lazy.get(cmd_name)
-        if target is None:
-            return super().get_command(ctx, cmd_name)
-        module, _, attr = target.partition(":")
-        command = getattr(import_module(module), attr)
-        assert isinstance(command, click.Command)
-        return command
 
 
 @click.group(

@@ -159,6 +159,12 @@ def real_root(root: Path) -> Path:
     return real
 
 
+def _within(path: str, top: str) -> bool:
+    """Whether absolute ``path`` is ``top`` or under it (both resolved), compared as text:
+    as ``top in Path(path).parents`` says, without building a path per parent."""
+    return path == top or path.startswith(top if top.endswith(os.sep) else top + os.sep)
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -179,7 +185,7 @@ def resolve(root: Path, path: str) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (3.11)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
         raise _refuse(path, "path-refused", f"cannot be resolved ({why}); refused") from None
-    if real != real_top and real_top not in real.parents:
+    if not _within(str(real), str(real_top)):
         raise _refuse(
             path,
             "path-refused",

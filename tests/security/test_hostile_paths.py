@@ -101,3 +101,21 @@ def test_the_library_refuses_before_touching_the_disk(
         assert caught.value.code == code
         assert message in caught.value.detail
     assert snapshot(project) == before
+
+
+def test_a_symlink_into_a_sibling_whose_name_starts_like_the_project_is_refused(
+    tmp_path: Path,
+) -> None:
+    """`proj` and `proj-keys` share a prefix of characters, not of directories: a link from
+    the one into the other leads outside the project."""
+    project, sibling = tmp_path / "proj", tmp_path / "proj-keys"
+    project.mkdir()
+    sibling.mkdir()
+    (sibling / "id_rsa").write_text("secret")
+    (project / "keys").symlink_to(sibling)
+    for path in ("keys/id_rsa", "keys/new.txt"):
+        with pytest.raises(PathRefused) as caught:
+            resolve(project, path)
+        assert "leads outside the project" in caught.value.detail
+    assert resolve(project, "sub/x.txt") == project.resolve() / "sub/x.txt"
+    assert resolve(tmp_path, "proj/keys") == sibling.resolve()  # inside tmp_path: fine
