@@ -18,10 +18,12 @@ from plankit.errors import InputError
 from plankit.teddy.format.model import Create, Edit, EditPair, Read, Resource
 from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.review.console import ShowOnly
+from plankit.teddy.run import protect
 from plankit.teddy.run.actions import Runtime, run_action
+from plankit.teddy.run.protect import hard_link_check
 from plankit.teddy.run.validate import Workspace, validate_plan
 from plankit.teddy.session.config import Config, load_config
-from plankit.workspace import protected_by
+from plankit.workspace import PathRefused, protected_by, protected_links
 from tests.security.helpers import create, edit, plan, read, snapshot, start_session, teddy
 
 GIT_CONFIG = "[core]\n\trepositoryformatversion = 0\n"
@@ -252,3 +254,91 @@ def test_execute_is_not_a_path_write_and_is_not_refused(project: Path) -> None:
     text = plan("### `EXECUTE`\n- **Description:** d\n```shell\ngit --version\n```")
     assert validate_plan(parse_plan(text), Workspace(project)) == []
     assert os.path.isdir(project / ".git")
+
+
+# -- symbolic and hard links: where a path leads, what a file is ---------------------
+
+
+@pytest.mark.parametrize("name", [" .git", "X.git", "git-data"])
+def test_a_symlink_whose_name_only_looks_like_git_is_refused_for_where_it_leads(
+    project: Path, name: str
+) -> None:
+    (project / name).symlink_to(".git", target_is_directory=True)
+    result = run_action(Read(Resource("file", f"{name}/config")), _runtime(project))
+    assert result.success is False
+    assert result.notes == (
+        f"{name}/config: leads to `.git/config`, a protected path: plans may not read paths "
+        "matching '.git' (protected_paths.read in .teddy/config.yaml; change that list to "
+        "allow it)",
+    )
+
+
+def test_an_execution_refusal_names_the_path_and_the_rule(project: Path) -> None:
+    result = run_action(Create(".git/hooks/pre-commit", "touch /tmp/pwned\n"), _runtime(project))
+    assert result.notes == (
+        ".git/hooks/pre-commit: protected path: plans may not create or edit paths matching "
+        "'.git' (protected_paths.write in .teddy/config.yaml; change that list to allow it)",
+    )
+
+
+def test_a_plan_may_read_teddys_config_whose_protection_is_against_writes(project: Path) -> None:
+    _config(project, "execute:\n  timeout: 30\n")
+    parsed = parse_plan(plan(read(".teddy/config.yaml")))
+    assert validate_plan(parsed, Workspace(project)) == []
+    assert run_action(Read(Resource("file", ".teddy/config.yaml")), _runtime(project)).success
+
+
+HARD_LINK_REFUSED = (
+    "is a hard link to a protected file: plans may not read it under another name "
+    "(protected_paths.read in .teddy/config.yaml)"
+)
+
+
+def test_a_read_of_a_hard_link_to_git_config_is_refused(project: Path) -> None:
+    os.link(project / ".git" / "config", project / "remote.txt")
+    issues = validate_plan(parse_plan(plan(read("remote.txt"))), Workspace(project))
+    assert [(i.code, i.message) for i in issues] == [
+        ("protected-path", f"`READ` on `remote.txt`: {HARD_LINK_REFUSED}")
+    ]
+    result = run_action(Read(Resource("file", "remote.txt")), _runtime(project))
+    assert result.success is False
+    assert result.notes == (f"remote.txt: {HARD_LINK_REFUSED}",)
+
+
+def test_a_hard_link_between_two_ordinary_files_is_read(project: Path) -> None:
+    os.link(project / "src" / "app.py", project / "app-copy.py")
+    assert validate_plan(parse_plan(plan(read("app-copy.py"))), Workspace(project)) == []
+    assert run_action(Read(Resource("file", "app-copy.py")), _runtime(project)).success
+
+
+def test_the_opened_file_is_refused_when_it_is_a_hard_link_to_git_config(project: Path) -> None:
+    os.link(project / ".git" / "config", project / "remote.txt")
+    check = hard_link_check(project, Config())
+    with pytest.raises(PathRefused) as refused:
+        check(os.stat(project / "remote.txt"))
+    assert (refused.value.code, str(refused.value)) == ("protected-path", HARD_LINK_REFUSED)
+    check(os.stat(project / "src" / "app.py"))  # an ordinary file passes
+    # with no read rules, nothing is protected from reading
+    open_rules = _config(project, "protected_paths:\n  read: []\n")
+    hard_link_check(project, open_rules)(os.stat(project / "remote.txt"))
+
+
+def test_the_project_is_listed_only_for_files_with_more_than_one_link(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # listing the protected files walks the whole project: not for every file read
+    calls: list[Path] = []
+
+    def counted(root: Path, rules: tuple[str, ...]) -> set[tuple[int, int]]:
+        calls.append(root)
+        return protected_links(root, rules)
+
+    monkeypatch.setattr(protect, "protected_links", counted)
+    check = hard_link_check(project, Config())
+    check(os.stat(project / ".git" / "config"))  # one name: no hard link to anything
+    check(os.stat(project / "src" / "app.py"))
+    assert calls == []
+    os.link(project / "src" / "app.py", project / "app-copy.py")
+    check(os.stat(project / "app-copy.py"))
+    check(os.stat(project / "src" / "app.py"))
+    assert calls == [project]  # listed once

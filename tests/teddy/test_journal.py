@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from plankit.teddy.run import execute as execute_module
-from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
+from plankit.teddy.run.approval import Approval, Decision, ScriptedApprover, ScriptedChat
 from plankit.teddy.run.execute import execute_turn
-from plankit.teddy.run.journal import JOURNAL_FILE, STOPPED_NOTE
+from plankit.teddy.run.journal import JOURNAL_FILE, STOPPED_NOTE, replay
 from plankit.teddy.run.recovery import open_session, recover_session
 from plankit.teddy.run.report import Status
 from plankit.teddy.session.config import Config
@@ -180,3 +180,229 @@ def test_a_torn_last_line_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyP
         handle.write('{"event": "clo')  # a kill in the middle of a write
     recovered = recover_session(turn.session)
     assert recovered is not None and recovered.next_turn is not None
+    # the torn piece is gone: the lines recovery added read back, and the turn is closed
+    journal = turn.file(JOURNAL_FILE).read_text()
+    assert '{"event": "clo{' not in journal
+    assert _events(turn)[-2:] == ["reported", "closed"]
+    assert replay(turn.file(JOURNAL_FILE)).closed
+    assert recover_session(turn.session) is None
+    assert turn.file(JOURNAL_FILE).read_text() == journal  # nothing more to add
+
+
+def test_a_torn_start_line_means_the_action_never_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the kill came while the second action's start was written: it had not begun
+    turn = _turn(tmp_path)
+    real = execute_module.run_action
+    calls = []
+
+    def dies_before_the_second(action, runtime):  # type: ignore[no-untyped-def]
+        calls.append(action)
+        if len(calls) == 2:
+            raise Crash
+        return real(action, runtime)
+
+    monkeypatch.setattr(execute_module, "run_action", dies_before_the_second)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    journal = turn.file(JOURNAL_FILE)
+    text = journal.read_text()
+    assert text.endswith('"targets": ["b.txt"], "time": "' + text.rsplit('"time": "', 1)[1])
+    journal.write_text(text[: text.rindex('"targets"')])  # the start line, torn
+    recovered = recover_session(turn.session)
+    assert recovered is not None and recovered.interrupted
+    sections = turn.report_path.read_text().split("## 4. Action Log")[1].split("\n### ")[1:]
+    assert "Execution:** Success" in sections[0]
+    assert "skipped: execution was interrupted" in sections[1]  # not "was running"
+    assert STOPPED_NOTE not in sections[1]
+    assert replay(journal).closed
+
+
+# --- the recovered report tells what the turn's own report would have told ------------
+
+
+def _crash_writing_the_report(
+    turn: Turn, monkeypatch: pytest.MonkeyPatch, decision: Approval | str, config: Config
+) -> str:
+    """Run the turn until it writes report.md, then kill it: the report it was writing."""
+    real = execute_module.write_text_atomic
+    written: list[str] = []
+
+    def dies_writing_the_report(path: Path, text: str, *args: object, **kwargs: object) -> None:
+        if path == turn.report_path:
+            written.append(text)
+            raise Crash
+        real(path, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(execute_module, "write_text_atomic", dies_writing_the_report)
+    with pytest.raises(Crash):
+        execute_turn(
+            turn, approver=ScriptedApprover([decision]), chat=ScriptedChat([]), config=config
+        )
+    monkeypatch.undo()
+    assert not turn.report_path.exists()
+    return written[0]
+
+
+def _without_times(report: str) -> str:
+    return "\n".join(
+        line
+        for line in report.splitlines()
+        if not line.startswith(("- **Start Time:**", "- **End Time:**"))
+    )
+
+
+MIXED = "\n\n".join(
+    [
+        "### `CREATE`\n- **File Path:** [a.txt](/a.txt)\n```\na\n```",
+        "### `CREATE`\n- **File Path:** [b.txt](/b.txt)\n```\nb\n```",
+        "### `CREATE`\n- **File Path:** [c.txt](/c.txt)\n```\nc\n```",
+        "### `EXECUTE`\n```shell\necho checking the build; exit 3\n```",
+        "### `CREATE`\n- **File Path:** [d.txt](/d.txt)\n```\nd\n```",
+    ]
+)
+
+
+def test_a_report_recovered_from_the_journal_is_the_one_the_turn_would_have_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the user left out the first action and changed the third; the check fails, so the
+    # last action is skipped; two memo changes are applied, the user left out the third
+    turn = _turn(tmp_path, MIXED)
+    (tmp_path / ".teddy" / "memos.yaml").write_text("- Old rule.\n- Keep me.\n")
+    memos = "[+] Keep functions small. # agreed\n[-] Old rule.\n[+] Use tabs."
+    turn.plan_path.write_text(plan(MIXED, memos=memos), encoding="utf-8")
+    approval = Approval(
+        Decision.APPROVE,
+        selected=frozenset({1, 2, 3, 4}),
+        modified={2: "path changed by the user"},
+        memos_selected=frozenset({0, 1}),
+    )
+    config = Config(execute_checkpoint=False)
+    would_have = _crash_writing_the_report(turn, monkeypatch, approval, config)
+    assert "- `[+]` Keep functions small. — applied" in would_have
+    assert "- `[-]` Old rule. — applied" in would_have
+    assert "- `[+]` Use tabs. — not applied (not selected)" in would_have
+    assert "Skipped 🟡 (not selected)" in would_have
+    assert "skipped after the failure of `EXECUTE` above" in would_have
+    assert "path changed by the user" in would_have
+
+    recovered = recover_session(turn.session)
+    assert recovered is not None
+    assert _without_times(turn.report_path.read_text()) == _without_times(would_have)
+    assert recovered.report == turn.report_path.read_text()
+    assert recovered.status is Status.PARTIAL
+    assert (recovered.interrupted, recovered.recovered) == (False, True)
+    assert recovered.message == "turn 01 was cut short; it was finished from its journal"
+    assert recovered.next_turn is not None and recovered.next_turn.name == "02"
+    assert _events(turn)[-2:] == ["reported", "closed"]
+    last = json.loads(turn.file(JOURNAL_FILE).read_text().splitlines()[-1])
+    assert last["next"] == "02"
+
+
+def test_a_plan_the_user_skipped_is_reported_skipped_after_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turn = _turn(tmp_path)
+    would_have = _crash_writing_the_report(turn, monkeypatch, "skip", Config())
+    assert would_have.count("Skipped 🟡 (the plan was skipped by the user)") == 3
+    recovered = recover_session(turn.session)
+    assert recovered is not None
+    assert _without_times(turn.report_path.read_text()) == _without_times(would_have)
+    assert recovered.status is Status.SKIPPED
+    assert recovered.interrupted is False  # nothing was cut short: nothing was to run
+    assert not any((tmp_path / f"{n}.txt").exists() for n in "abc")
+
+
+def test_a_turn_killed_overnight_keeps_the_time_it_began(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turn = _turn(tmp_path)
+    _crash_writing_the_report(turn, monkeypatch, "approve", Config())
+    # the kill came in the evening; the next command runs in the morning
+    journal = turn.file(JOURNAL_FILE)
+    entries = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert entries[0]["event"] == "begin"
+    entries[0]["time"] = "2026-03-01T21:07:09.250000Z"
+    journal.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    recover_session(turn.session)
+    report = turn.report_path.read_text()
+    assert "- **Start Time:** 2026-03-01T21:07:09Z\n" in report
+    assert "- **End Time:** 2026-03-01" not in report
+
+
+def test_a_turn_cut_short_in_its_last_action_is_reported_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    turn = _turn(tmp_path)
+    real = execute_module.run_action
+    calls = []
+
+    def dies_in_the_last(action, runtime):  # type: ignore[no-untyped-def]
+        calls.append(action)
+        if len(calls) == 3:
+            raise Crash
+        return real(action, runtime)
+
+    monkeypatch.setattr(execute_module, "run_action", dies_in_the_last)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    recovered = recover_session(turn.session)
+    assert recovered is not None and recovered.interrupted
+    assert recovered.status is Status.PARTIAL
+    report = turn.report_path.read_text()
+    assert (
+        "- **Note:** execution was interrupted: teddy stopped before the turn ended (killed, "
+        "crashed or Ctrl-C); this report was written from the turn's journal\n" in report
+    )
+
+
+def test_a_validation_report_written_before_the_crash_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text("exists")
+    turn = _turn(tmp_path)
+    monkeypatch.setattr(execute_module, "prepare_next", killed)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    report = turn.report_path.read_text()
+    assert _events(turn) == ["validation-failed", "reported"]
+    recovered = recover_session(turn.session)
+    assert recovered is not None
+    assert recovered.status is Status.VALIDATION_FAILED
+    assert recovered.report == report == turn.report_path.read_text()
+    assert recovered.next_turn is not None and recovered.next_turn.name == "02"
+    assert turn.rel("report.md") not in recovered.next_turn.context_path.read_text()
+    assert _events(turn)[-1] == "closed"
+    assert recover_session(turn.session) is None
+
+
+def test_a_tampered_journal_cannot_make_recovery_delete_outside_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    turn = _turn(root)
+    monkeypatch.setattr(execute_module, "run_action", killed)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    journal = turn.file(JOURNAL_FILE)
+    lines = journal.read_text().splitlines()
+    start = json.loads(lines[-1])
+    assert start["event"] == "start" and start["targets"] == ["a.txt"]
+    start["targets"] = ["../outside/notes.txt", "a.txt"]
+    journal.write_text("\n".join([*lines[:-1], json.dumps(start)]) + "\n")
+    (outside / ".notes.txt.0123abcd.tmp").write_text("someone else's")
+    (root / ".a.txt.89abcdef.tmp").write_text("half")
+    (root / ".todo.txt.2468ace0.tmp").write_text("not a target's")
+    assert recover_session(turn.session) is not None
+    assert (outside / ".notes.txt.0123abcd.tmp").exists()
+    assert not (root / ".a.txt.89abcdef.tmp").exists()
+    assert (root / ".todo.txt.2468ace0.tmp").exists()

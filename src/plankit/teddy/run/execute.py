@@ -40,7 +40,7 @@ from plankit.teddy.run.approval import (
     Decision,
 )
 from plankit.teddy.run.checkpoint import TurnCheckpoint
-from plankit.teddy.run.journal import Journal
+from plankit.teddy.run.journal import PLAN_SKIPPED, Journal
 from plankit.teddy.run.outcome import (
     ExecuteError,
     Outcome,
@@ -92,7 +92,7 @@ def _run(
     if journal is not None:
         journal.begin(render_plan(replace(plan, actions=tuple(actions))), str(decision))
     if decision is Decision.SKIP:
-        skipped = [ActionResult(a, False, "the plan was skipped by the user") for a in plan.actions]
+        skipped = [ActionResult(a, False, PLAN_SKIPPED) for a in plan.actions]
         return skipped, (), decision, False, ""
     picked = [
         approval.memos_selected is None or i in approval.memos_selected

@@ -51,6 +51,8 @@ STOPPED_NOTE = (
     "done by then is unknown: check its target"
 )
 NOT_STARTED = "skipped: execution was interrupted"
+PLAN_SKIPPED = "the plan was skipped by the user"
+"""Why each action of a plan the user skipped as a whole did not run."""
 
 
 def _now() -> str:
@@ -75,8 +77,9 @@ class Journal:
     def _write(self, entry: Mapping[str, Any], *, sync: bool) -> None:
         if self._fd is None:
             self._fd = os.open(
-                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666
+                self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666
             )
+            _cut_torn_line(self._fd)
         line = json.dumps({**entry, "time": _now()}, ensure_ascii=False) + "\n"
         os.write(self._fd, line.encode("utf-8"))
         if sync:
@@ -128,6 +131,28 @@ class Journal:
         """The next turn exists: the turn is over."""
         self._write({"event": "closed", "next": next_turn}, sync=True)
         self.close()
+
+
+def _cut_torn_line(fd: int) -> None:
+    """Cut off a last line that a kill tore (it has no newline), so that the next entry
+    starts a line of its own: glued to the torn piece it could not be read back, and
+    the replay stops at the first line it cannot read."""
+    end = os.fstat(fd).st_size
+    if end == 0 or os.pread(fd, 1, end - 1) == b"\n":
+        return
+    keep = end
+    while keep > 0:
+        start = max(0, keep - _CHUNK)
+        newline = os.pread(fd, keep - start, start).rfind(b"\n")
+        if newline >= 0:
+            os.ftruncate(fd, start + newline + 1)
+            return
+        keep = start
+    os.ftruncate(fd, 0)
+
+
+_CHUNK = 64 * 1024
+"""Bytes read at a time while looking back for the end of the last whole line."""
 
 
 def _memo_json(result: MemoResult) -> dict[str, Any]:
@@ -249,6 +274,8 @@ def results_from(state: Replay, plan: Plan) -> list[ActionResult]:
             )
         elif index in state.started:
             out.append(ActionResult(action, True, None, False, None, "", None, (STOPPED_NOTE,)))
+        elif state.skipped:
+            out.append(ActionResult(action, False, PLAN_SKIPPED))
         else:
             out.append(ActionResult(action, True, NOT_STARTED))
     return out

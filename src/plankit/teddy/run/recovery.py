@@ -101,21 +101,27 @@ def _finish(turn: Turn) -> Outcome | None:
         text,
         next_turn,
         message=f"turn {turn.name} was cut short; it was finished from its journal",
-        interrupted=len(state.finished) < len(results),
+        interrupted=_interrupted(state, results),
         recovered=True,
     )
+
+
+def _interrupted(state: Replay, results: Sequence[ActionResult]) -> bool:
+    """Whether teddy stopped before every action had its result (a plan the user
+    skipped had none to wait for)."""
+    return not state.skipped and len(state.finished) < len(results)
 
 
 def _status_of(results: Sequence[ActionResult], state: Replay) -> Status:
     if state.skipped:
         return Status.SKIPPED
-    return overall_status(results, interrupted=len(state.finished) < len(results))
+    return overall_status(results, interrupted=_interrupted(state, results))
 
 
 def _recovered_report(turn: Turn, plan: Plan, state: Replay, results: list[ActionResult]) -> str:
     start = parse_time(state.start_time) or now()
     notes: tuple[str, ...] = ()
-    if len(state.finished) < len(results):
+    if _interrupted(state, results):
         notes = (
             "execution was interrupted: teddy stopped before the turn ended (killed, "
             "crashed or Ctrl-C); this report was written from the turn's journal",
