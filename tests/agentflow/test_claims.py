@@ -1,0 +1,52 @@
+"""The claim and done statements, written once: their parameters bound for SQLite, and
+the same text turned into PostgreSQL function bodies (migration 3)."""
+
+from __future__ import annotations
+
+from plankit.agentflow import claims
+from plankit.agentflow.claims import PICK_READY, bind, plpgsql
+
+
+def test_bind_puts_a_question_mark_for_each_name_and_the_values_in_order() -> None:
+    sql, params = bind(
+        "UPDATE tasks SET holder = :holder WHERE thread_id = :thread AND task_id = :task "
+        "AND (CAST(:claim AS TEXT) IS NULL OR claim_id = :claim)",
+        {"thread": "thread_1", "task": "setup-db", "holder": "w1", "claim": "c0ffee"},
+    )
+    assert sql == (
+        "UPDATE tasks SET holder = ? WHERE thread_id = ? AND task_id = ? "
+        "AND (CAST(? AS TEXT) IS NULL OR claim_id = ?)"
+    )
+    assert params == ["w1", "thread_1", "setup-db", "c0ffee", "c0ffee"]
+
+
+def test_a_type_cast_is_not_a_parameter() -> None:
+    assert bind("SELECT NULL::TEXT, :session", {"session": "s1"}) == (
+        "SELECT NULL::TEXT, ?",
+        ["s1"],
+    )
+    assert plpgsql("SELECT NULL::TEXT, :session") == "SELECT NULL::TEXT, p_session"
+
+
+def test_a_function_body_reads_each_name_from_its_argument_or_the_expression_given() -> None:
+    body = plpgsql(
+        "UPDATE tasks SET state = :state WHERE thread_id = :thread AND task_id = :task "
+        "AND claim_id = :claim",
+        {"state": "'done'", "thread": "v_thread"},
+    )
+    assert body == (
+        "UPDATE tasks SET state = 'done' WHERE thread_id = v_thread AND task_id = p_task "
+        "AND claim_id = p_claim"
+    )
+
+
+def test_the_claim_function_picks_into_its_variables_and_locks_the_row() -> None:
+    picked = claims._pick_into(PICK_READY)
+    assert picked.startswith(
+        "SELECT thread_id, task_id INTO v_thread, v_task FROM tasks WHERE state = 'ready' "
+        "AND session_id = p_session AND (CAST(p_agent AS TEXT) IS NULL OR "
+    )
+    # only the first FROM gets the INTO: the one of the ended-session check stays
+    assert picked.count(" INTO ") == 1 and " FROM sessions s " in picked
+    assert picked.endswith(" ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED")
+    assert picked in claims.CLAIM_FUNCTION
