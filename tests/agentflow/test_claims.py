@@ -3,8 +3,14 @@ the same text turned into PostgreSQL function bodies (migration 3)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from plankit.agentflow import claims
 from plankit.agentflow.claims import PICK_READY, bind, plpgsql
+from plankit.agentflow.control import ControlPlane
+
+from .helpers import task, write_plan
 
 
 def test_bind_puts_a_question_mark_for_each_name_and_the_values_in_order() -> None:
@@ -50,3 +56,26 @@ def test_the_claim_function_picks_into_its_variables_and_locks_the_row() -> None
     assert picked.count(" INTO ") == 1 and " FROM sessions s " in picked
     assert picked.endswith(" ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED")
     assert picked in claims.CLAIM_FUNCTION
+
+
+def test_a_claim_records_whom_it_is_for_and_the_host_it_came_from(
+    planes: Callable[[], ControlPlane],
+) -> None:
+    plane = planes()
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a"), "02-b.md": task("b")})
+    plane.commit(sid)
+    plane.host = "build-host-7"
+    # an orchestrator claims for the agent it runs: recorded for that agent
+    for_alice = plane.claim(sid, agent="codex", holder="alice").task
+    assert for_alice is not None
+    assert (for_alice.holder, for_alice.host) == ("alice", "build-host-7")
+    own = plane.claim(sid, agent="codex").task
+    assert own is not None and (own.holder, own.host) == ("codex", "build-host-7")
+    _, statuses = plane.progress(sid)
+    assert statuses is not None
+    assert [(s.holder, s.host) for s in statuses] == [
+        ("alice", "build-host-7"),
+        ("codex", "build-host-7"),
+    ]
