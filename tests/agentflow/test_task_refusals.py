@@ -125,6 +125,12 @@ def test_a_reference_that_names_no_task_says_how_to_write_one(plane: ControlPlan
         f"no task 'thread_2/setup-db' in the latest commit of session {sid}; "
         "`agentctl plan show` lists its tasks",
     )
+    # with the claim an agent holds (done's one-call path first)
+    assert _refusal(plane.done, "../setup-db", sid, claim="0123456789abcdef") == (
+        "task-unknown",
+        "'../setup-db' is not a task reference; write <thread_id>/<task_id>, as "
+        "`agentctl task claim` prints it (for example thread_1/setup-db)",
+    )
     exactly = "a" * 80
     assert _refusal(plane.done, exactly, sid)[1].startswith(f"no task {exactly!r} in ")
     longer = "b" * 81
