@@ -79,3 +79,26 @@ def test_a_claim_records_whom_it_is_for_and_the_host_it_came_from(
         ("alice", "build-host-7"),
         ("codex", "build-host-7"),
     ]
+
+
+def test_a_task_shows_a_claim_and_a_lease_only_while_claimed(
+    planes: Callable[[], ControlPlane],
+) -> None:
+    plane = planes()
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
+    plane.commit(sid)
+
+    def shown() -> tuple[object, ...]:
+        _, statuses = plane.progress(sid)
+        assert statuses is not None
+        s = statuses[0]
+        return (s.state, s.holder, s.host, s.claim, s.lease_expired, s.lease_expires_at is None)
+
+    assert shown() == ("ready", None, None, None, False, True)
+    got = plane.claim(sid, agent="w1", lease=3600).task
+    assert got is not None
+    assert shown() == ("claimed", "w1", plane.host, got.claim, False, False)
+    plane.done(got.ref, sid, claim=got.claim)
+    assert shown() == ("done", "w1", plane.host, None, False, True)
