@@ -210,3 +210,16 @@ def test_messages_never_show_the_password() -> None:
     plain = safe_url("host=db.example dbname=agentflow")
     assert sorted(plain.split()) == ["dbname=agentflow", "host=db.example"]
     assert safe_url("postgresql://[not a url") == "the database URL"
+
+
+def test_a_plane_keeps_its_connection_between_requests(home: Path, url: str) -> None:
+    named = url + "&application_name=kept-plankit"
+    plane = ControlPlane(home, database=named)
+    query = "SELECT pid FROM pg_stat_activity WHERE application_name = 'kept-plankit'"
+    sid = plane.start_session().session.session_id
+    first = _sql(url, query)
+    assert len(first) == 1
+    plane.context(sid)
+    plane.sessions()
+    assert _sql(url, query) == first  # the same server process: never reconnected
+    plane.close()
