@@ -9,6 +9,8 @@ from pathlib import Path
 from plankit.agentflow import claims
 from plankit.agentflow.claims import PICK_READY, bind, plpgsql
 from plankit.agentflow.control import ControlPlane
+from plankit.agentflow.records import TaskStatus
+from tests.waiting import wait_until
 
 from .helpers import task, write_plan
 
@@ -102,3 +104,24 @@ def test_a_task_shows_a_claim_and_a_lease_only_while_claimed(
     assert shown() == ("claimed", "w1", plane.host, got.claim, False, False)
     plane.done(got.ref, sid, claim=got.claim)
     assert shown() == ("done", "w1", plane.host, None, False, True)
+
+
+def test_a_claim_whose_lease_ended_shows_as_expired_and_claimable(
+    planes: Callable[[], ControlPlane],
+) -> None:
+    plane = planes()
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
+    plane.commit(sid)
+    got = plane.claim(sid, agent="slow", lease=1).task
+    assert got is not None and not got.lease_expired and not got.claimable
+
+    def first() -> TaskStatus:
+        _, statuses = plane.progress(sid)
+        assert statuses is not None
+        return statuses[0]
+
+    wait_until(lambda: first().lease_expired, "the lease to end")
+    ended = first()
+    assert (ended.state, ended.holder, ended.claimable) == ("claimed", "slow", True)

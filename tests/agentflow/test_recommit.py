@@ -50,6 +50,7 @@ def test_a_new_commit_keeps_how_often_each_task_was_claimed(planes: Planes) -> N
         "c": ("waiting", 0),  # its dependencies changed: a new task
     }
     assert tasks["b"].holder == "w3" and tasks["b"].claim == c.claim
+    assert tasks["b"].host == plane.host and tasks["b"].lease_expires_at == c.lease_expires_at
     again = plane.claim(sid, agent="w4").task
     assert again is not None and again.task_id == "a" and again.claims == 3
 
@@ -76,3 +77,20 @@ def test_a_new_commit_keeps_when_an_unchanged_state_last_changed(planes: Planes)
     assert after["a"].changed_at == done["a"].changed_at
     assert after["b"].changed_at == done["b"].changed_at
     assert after["c"].state == "waiting" and after["c"].changed_at > done["b"].changed_at
+
+
+def test_a_claimed_task_carries_its_subtasks_as_committed(planes: Planes) -> None:
+    plane = planes()
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(
+        Path(context.current.plan_dir),
+        tasks={
+            "01-schema.md": "---\nid: schema\nsubtasks: [write the migration, run it on staging]\n"
+            "---\n\nMigrate the schema.\n"
+        },
+    )
+    plane.commit(sid)
+    got = plane.claim(sid, agent="w1").task
+    assert got is not None
+    assert got.spec["subtasks"] == ["write the migration", "run it on staging"]
