@@ -39,12 +39,16 @@ def test_a_new_home_is_private_and_the_database_is_in_wal_mode(tmp_path: Path) -
 def test_a_thread_of_a_session_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     db = store.connect(str(tmp_path / "home"))
     try:
-        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"), db.transaction():
+        with (
+            pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY") as refused,
+            db.transaction(),
+        ):
             db.execute(
                 "INSERT INTO threads (thread_id, session_id, kind, plan_dir, created_at) "
                 "VALUES ('thread_1', 'no-such-session', 'current', '/p', 'now')"
             )
         assert db.execute("SELECT COUNT(*) FROM threads").fetchone()[0] == 0
+        assert not db.is_unique_violation(refused.value)  # not a row already there
     finally:
         db.close()
 
@@ -201,7 +205,11 @@ def test_a_read_only_home_is_read_and_refuses_changes(
         with pytest.raises(ControlError) as info, db.transaction():
             pass
         assert info.value.rule == "read-only"
-        assert info.value.message.startswith(f"{home} is read-only: this command changes")
+        assert info.value.message == (
+            f"{home} is read-only: this command changes the agentflow state and cannot; run "
+            "it where AGENTFLOW_HOME is writable (reading commands such as `session list` "
+            "and `plan show` work)"
+        )
     finally:
         db.close()
     with pytest.raises(ControlError) as info:
@@ -214,3 +222,29 @@ def test_a_read_only_home_is_read_and_refuses_changes(
     assert info.value.rule == "read-only" and "holds no agentflow database yet" in str(
         info.value.message
     )
+
+
+def test_a_corrupt_database_says_to_restore_it(home: Path) -> None:
+    home.mkdir(parents=True)
+    (home / "agentflow.db").write_bytes(b"not a database, a note someone saved here\n" * 200)
+    with pytest.raises(ControlError) as info:
+        store.connect(str(home))
+    assert info.value.rule == "state-unusable"
+    assert info.value.message == (
+        f"{home / 'agentflow.db'} cannot be used as the agentflow database (file is not a "
+        "database); check AGENTFLOW_HOME, or restore the file from a backup"
+    )
+
+
+def test_times_the_database_stamps_agree_with_the_wall_clock(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    plane = ControlPlane()
+    context = plane.start_session()
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
+    plane.commit(context.session.session_id)
+    _, statuses = plane.progress(context.session.session_id)
+    assert statuses is not None
+    stamped = datetime.fromisoformat(statuses[0].changed_at.replace("Z", "+00:00"))
+    assert abs((datetime.now(UTC) - stamped).total_seconds()) < 60
+    plane.close()
