@@ -223,3 +223,38 @@ def test_a_plane_keeps_its_connection_between_requests(home: Path, url: str) -> 
     plane.sessions()
     assert _sql(url, query) == first  # the same server process: never reconnected
     plane.close()
+
+
+def test_a_server_that_is_not_there_is_named_with_the_driver_s_first_line(
+    tmp_path: Path,
+) -> None:
+    url = f"postgresql://agentflow:s3cret@/agentflow?host={tmp_path}/nowhere"
+    with pytest.raises(psycopg.OperationalError) as direct:
+        psycopg.connect(url, connect_timeout=5)
+    first = str(direct.value).strip().splitlines()[0]
+    with pytest.raises(ControlError) as info:
+        connect_postgres(url)
+    assert info.value.rule == "state-unusable"
+    assert info.value.message == (
+        f"cannot connect to the agentflow database {safe_url(url)} ({first}); check "
+        "AGENTFLOW_DATABASE_URL (or --database) and that the server is running"
+    )
+    assert "s3cret" not in info.value.message
+
+
+def test_without_psycopg_the_error_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from plankit.agentflow.pgstore import require_psycopg
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(ControlError) as info:
+        require_psycopg()
+    assert (info.value.rule, info.value.message) == (
+        "state-unusable",
+        "a PostgreSQL database needs the postgres extra (psycopg 3): "
+        "pip install 'plankit[postgres]'",
+    )
+    assert info.value.__cause__ is None and info.value.__suppress_context__
