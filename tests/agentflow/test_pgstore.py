@@ -156,17 +156,25 @@ def test_a_schema_whose_tables_clash_with_a_migration_is_a_one_line_error(url: s
     assert _sql(url, "SELECT MAX(version) FROM schema_version") == [(1,)]  # rolled back
 
 
-def test_a_connection_killed_by_the_server_is_replaced(plane: ControlPlane, url: str) -> None:
-    sid = plane.start_session().session.session_id
-    _sql(
+def _kill(url: str, name: str) -> None:
+    """End, from the server, the connections whose application_name is ``name`` (as an
+    administrator or a restarting server would)."""
+    ended = _sql(
         url,
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-        "WHERE datname = 'agentflow' AND pid <> pg_backend_pid()",
+        f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{name}'",
     )
+    assert ended == [(True,)]
+
+
+def test_a_connection_killed_by_the_server_is_replaced(home: Path, url: str) -> None:
+    plane = ControlPlane(home, database=url + "&application_name=plane-under-test")
+    sid = plane.start_session().session.session_id
+    _kill(url, "plane-under-test")
     with pytest.raises(ControlError) as info:
         plane.context(sid)
     assert info.value.rule == "state-unusable" and "nothing was changed" in info.value.message
     assert plane.context(sid).session.session_id == sid  # a new connection
+    plane.close()
 
 
 def test_an_error_inside_a_transaction_rolls_it_back(url: str) -> None:
@@ -190,12 +198,11 @@ def test_two_sessions_for_one_agent_id_are_refused(plane: ControlPlane) -> None:
 
 
 def test_a_broken_connection_is_closed_and_a_sound_one_kept(url: str) -> None:
-    db = connect_postgres(url)
+    db = connect_postgres(url + "&application_name=broken-under-test")
     assert isinstance(db, PostgresDatabase)
     db.discard_if_broken()
     assert not db.closed
-    _sql(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-              "WHERE datname = 'agentflow' AND pid <> pg_backend_pid()")  # fmt: skip
+    _kill(url, "broken-under-test")
     with pytest.raises(psycopg.OperationalError):
         db.execute("SELECT 1")
     assert db.is_error(psycopg.OperationalError("x")) and not db.is_error(ValueError("x"))
