@@ -248,3 +248,22 @@ def test_times_the_database_stamps_agree_with_the_wall_clock(home: Path) -> None
     stamped = datetime.fromisoformat(statuses[0].changed_at.replace("Z", "+00:00"))
     assert abs((datetime.now(UTC) - stamped).total_seconds()) < 60
     plane.close()
+
+
+def test_a_finished_write_lets_the_next_writer_in(tmp_path: Path) -> None:
+    import fcntl
+
+    home = tmp_path / "home"
+    db = store.connect(str(home))
+    try:
+        with db.transaction():
+            db.execute("SELECT 1")
+        # another process's writer queues on the same lock file: it is free again
+        other = os.open(home / ".write.lock", os.O_RDWR)
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(other, fcntl.LOCK_UN)
+        finally:
+            os.close(other)
+    finally:
+        db.close()
