@@ -27,6 +27,8 @@ def test_a_new_home_is_private_and_the_database_is_in_wal_mode(tmp_path: Path) -
             db.execute("SELECT 1")
         assert stat.S_IMODE(home.stat().st_mode) == 0o700
         assert stat.S_IMODE((home / ".write.lock").stat().st_mode) == 0o600
+        # the lock every plankit takes to migrate: in the home, under this name
+        assert (home / ".init.lock").is_file()
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
         assert db.version() == SCHEMA_VERSION
