@@ -146,7 +146,11 @@ def test_hidden_directories_in_plans_do_not_count_as_plan_directories(home: Path
     with pytest.raises(ControlError) as info:
         store.connect(str(home))
     assert info.value.rule == "state-missing"
-    assert "holds 2 plan directories" in info.value.message
+    assert info.value.message == (
+        f"{home / 'agentflow.db'} is missing but {home / 'plans'} holds 2 plan directories: "
+        "the sessions that own them would be lost; restore the database from a backup, or "
+        "move plans/ aside to start afresh"
+    )
 
 
 def _second_schema(home: Path) -> None:
