@@ -221,12 +221,15 @@ def test_a_read_only_home_is_read_and_refuses_changes(
     with pytest.raises(ControlError) as info:
         store.connect(str(home))
     assert info.value.rule == "read-only"
+    assert info.value.message.startswith(f"{home} is read-only: ")
     shutil.rmtree(home)
     home.mkdir()
     with pytest.raises(ControlError) as info:
         store.connect(str(home), write=False)
-    assert info.value.rule == "read-only" and "holds no agentflow database yet" in str(
-        info.value.message
+    assert (info.value.rule, info.value.message) == (
+        "read-only",
+        f"{home} is read-only and holds no agentflow database yet; set AGENTFLOW_HOME to a "
+        "writable directory",
     )
 
 
@@ -273,3 +276,15 @@ def test_a_finished_write_lets_the_next_writer_in(tmp_path: Path) -> None:
             os.close(other)
     finally:
         db.close()
+
+
+def test_a_home_under_a_file_cannot_be_created(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a file where a directory was meant\n")
+    home = tmp_path / "notes.txt" / "agentflow"
+    with pytest.raises(ControlError) as info:
+        store.connect(str(home))
+    assert (info.value.rule, info.value.message) == (
+        "state-unusable",
+        f"cannot create the agentflow home {home} (Not a directory); set AGENTFLOW_HOME to a "
+        "writable directory",
+    )
