@@ -192,7 +192,10 @@ def test_a_read_only_copy_of_an_older_database_must_be_upgraded_first(
     with pytest.raises(ControlError) as info:
         store.connect(str(home), write=False)
     assert info.value.rule == "read-only"
-    assert "has an older schema (version 2)" in info.value.message
+    assert info.value.message == (
+        f"{home / 'agentflow.db'} has an older schema (version 2) that must be upgraded by a "
+        "writing command, and its directory is read-only"
+    )
 
 
 def test_a_read_only_home_is_read_and_refuses_changes(
@@ -287,4 +290,28 @@ def test_a_home_under_a_file_cannot_be_created(tmp_path: Path) -> None:
         "state-unusable",
         f"cannot create the agentflow home {home} (Not a directory); set AGENTFLOW_HOME to a "
         "writable directory",
+    )
+
+
+def test_a_database_of_a_newer_plankit_is_refused_naming_its_file(home: Path) -> None:
+    store.connect(str(home)).close()
+    with sqlite3.connect(home / "agentflow.db") as conn:
+        conn.execute("INSERT INTO schema_version VALUES (4, 'later')")
+    with pytest.raises(ControlError) as info:
+        store.connect(str(home))
+    assert (info.value.rule, info.value.message) == (
+        "state-unusable",
+        f"{home / 'agentflow.db'} was written by a newer plankit (schema 4, this one knows "
+        f"{SCHEMA_VERSION}); upgrade plankit",
+    )
+
+
+def test_a_directory_in_place_of_the_database_file_is_unusable(home: Path) -> None:
+    (home / "agentflow.db").mkdir(parents=True)
+    with pytest.raises(ControlError) as info:
+        store.connect(str(home))
+    assert (info.value.rule, info.value.message) == (
+        "state-unusable",
+        f"{home / 'agentflow.db'} cannot be used as the agentflow database (unable to open "
+        "database file); check AGENTFLOW_HOME, or restore the file from a backup",
     )
