@@ -4,6 +4,11 @@ plane, and the board reading it): started once per test session from Debian's bi
 start``/``stop``); each test takes a schema of its own with
 :meth:`PostgresServer.new_schema`.  Without the binaries those tests are skipped, saying
 so.  ``tests/conftest.py`` makes the ``postgres`` fixture available to every test.
+
+A mutation run (``tools/mutate.py``) starts a test session for each mutant; starting a
+server for each costs more than the tests.  :data:`ENV_RUNNING` names the socket
+directory of a server started once beforehand (user and database ``agentflow``, as
+here), which the tests then share, each in its own schema.
 """
 
 from __future__ import annotations
@@ -74,9 +79,18 @@ def _has_user(name: str) -> bool:
     return True
 
 
+ENV_RUNNING = "PLANKIT_TEST_POSTGRES"
+"""The socket directory of a running server for the tests to use instead of their own."""
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    """A PostgreSQL server of this test session's own, stopped at its end."""
+    """A PostgreSQL server of this test session's own, stopped at its end (or the one
+    :data:`ENV_RUNNING` names, left running)."""
+    running = os.environ.get(ENV_RUNNING)
+    if running:
+        yield PostgresServer(running, "agentflow")
+        return
     bindir = postgres_bin()
     if bindir is None:
         pytest.skip(
