@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 from pathlib import Path
 
 import pytest
 
 from plankit.board import files
-from plankit.board.files import FileText, error, file_error, iso, mtime, read_file, read_small
+from plankit.board.files import (
+    FileText,
+    error,
+    file_error,
+    iso,
+    mtime,
+    read_file,
+    read_small,
+    what_it_is,
+)
 
 ONLY_FILES = "not a regular file; the board reads files only"
 
@@ -88,10 +98,10 @@ def test_a_file_over_the_limit_is_refused_and_one_at_it_is_read(tmp_path: Path) 
 def test_a_huge_file_says_its_size_and_the_limit(tmp_path: Path) -> None:
     path = tmp_path / "PLAN.md"
     with path.open("wb") as out:
-        out.truncate(files.MAX_TEXT + 150_000)  # sparse: costs no disk
+        out.truncate(files.MAX_TEXT + 350_000)  # sparse: costs no disk
     found = read_file(path)
     assert found.problem == (
-        "is 2.1 MB, over the board's 2 MB limit (a plan is never that big: is it the right file?)"
+        "is 2.4 MB, over the board's 2 MB limit (a plan is never that big: is it the right file?)"
     )
     assert read_file(path, head=True).text == "\0" * files.MAX_TEXT
 
@@ -132,3 +142,12 @@ def test_times_and_diagnostics_in_the_apis_shape() -> None:
         "line": None,
         "file": ".teddy/s/01/meta.yaml",
     }
+
+
+def test_each_kind_of_file_in_words() -> None:
+    assert what_it_is(stat.S_IFIFO) == "a named pipe (FIFO)"
+    assert what_it_is(stat.S_IFSOCK) == "a socket"
+    assert what_it_is(stat.S_IFCHR) == what_it_is(stat.S_IFBLK) == "a device"
+    assert what_it_is(stat.S_IFDIR) == "a directory"
+    assert what_it_is(stat.S_IFLNK) == "a symbolic link"
+    assert what_it_is(0o160000) == "not a regular file"  # a BSD whiteout

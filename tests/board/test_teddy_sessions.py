@@ -304,6 +304,14 @@ def test_the_summary_changes_on_disk_change_the_signature(tmp_path: Path) -> Non
     )
     ran = views.signature(REF, session)
     assert ran != before
+    with (session / "02" / "report.md").open("a") as edit:  # rewritten in place
+        edit.write("- **Note:** re-run\n")
+    edited = views.signature(REF, session)
+    assert edited != ran
+    with (session / "02" / "plan.md").open("a") as edit:  # the user fixes the plan in place
+        edit.write("\n")
+    assert views.signature(REF, session) != edited
+    ran = views.signature(REF, session)
     (session / "03").mkdir()  # teddy's next turn
     assert views.signature(REF, session) != ran
     assert views.signature(REF, tmp_path / ".teddy" / "gone") == ((0, 0),) * 4 + (0,)

@@ -123,14 +123,16 @@ def test_a_teddy_sessions_history_is_its_turns_not_a_text(tmp_path: Path) -> Non
 def test_an_agentflow_signature_changes_with_its_plan_tasks_and_states(tmp_path: Path) -> None:
     path = _agentflow(tmp_path)
     ref = PlanRef("agentflow", "plans/auth")
+    (path / "state.json").write_text('{"create-schema": "doing"}')
     seen = [views.signature(ref, path)]
     for change in ("plan.md", "tasks", "state.json"):
         target = path / change
-        if change == "state.json":
-            target.write_text('{"create-schema": "done"}')
-        else:
-            stamp = 1_700_000_000 + len(seen)
+        if change == "tasks":  # a task file added or removed
+            stamp = 1_700_000_000
             os.utime(target, (stamp, stamp))
+        else:  # edited in place, as an editor saves it: the folder does not change
+            with target.open("a") as edit:
+                edit.write("\n")
         seen.append(views.signature(ref, path))
     assert len(set(seen)) == len(seen)
     assert len(seen[0]) == 4
