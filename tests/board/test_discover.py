@@ -72,6 +72,7 @@ def test_an_id_is_its_kind_and_path(plan_id: str, kind: str, rel: str) -> None:
         (".plankit/acp/run-1.jsonl", True),
         ("sub/.plankit/acp/run-1.jsonl", True),
         ("plans/auth/tasks/01-design.md", True),
+        ("tasks/01-design.md", True),
         ("README.md", False),
         ("src/app.py", False),
         ("logs/run-1.jsonl", False),
@@ -115,9 +116,16 @@ def test_every_kind_is_found_sorted_by_kind_and_path(tmp_path: Path) -> None:
 
 
 def test_a_plan_md_beside_a_tasks_file_is_a_checklist(tmp_path: Path) -> None:
-    _write(tmp_path, "notes/PLAN.md")
+    _write(tmp_path, "notes/plan.md")
     _write(tmp_path, "notes/tasks", "buy milk\n")  # a file, not a task folder
-    assert _ids(tmp_path) == ["checklist:notes/PLAN.md"]
+    _write(tmp_path, "ideas/plan.md")  # no tasks at all
+    _write(tmp_path, "src/tasks/__init__.py", "")  # a task folder with no plan.md
+    _write(tmp_path, "src/tasks/PLAN.md")
+    assert _ids(tmp_path) == [
+        "checklist:ideas/plan.md",
+        "checklist:notes/plan.md",
+        "checklist:src/tasks/PLAN.md",
+    ]
 
 
 def test_tool_and_cache_folders_are_not_walked(tmp_path: Path) -> None:
