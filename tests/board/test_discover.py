@@ -95,6 +95,7 @@ def test_every_kind_is_found_sorted_by_kind_and_path(tmp_path: Path) -> None:
     _write(tmp_path, ".teddy/20261119-docs/01/PLAN.md")  # inside a session: its turn's file
     _write(tmp_path, ".teddy/notes/PLAN.md")  # not a session, not walked
     _write(tmp_path, ".teddy/memos.yaml", "- a memo\n")
+    _write(tmp_path, ".teddy/old.plan.md")  # beside the sessions: not a plan of the user's
     _write(tmp_path, "plans/auth/plan.md", "---\ntitle: Auth\n---\n")
     _write(tmp_path, "plans/auth/tasks/01-design.md", "---\nid: design\n---\n")
     _write(tmp_path, "plans/auth/tasks/PLAN.md")  # a task folder is not walked

@@ -323,3 +323,21 @@ def test_only_dated_session_folders_are_sessions(tmp_path: Path) -> None:
     (tmp_path / ".teddy" / "20261120_port").mkdir()
     (tmp_path / ".teddy" / "sessions-old").mkdir()
     assert [r.id for r in discover(tmp_path)] == [f"teddy:{REL}"]
+
+
+def test_a_call_stack_that_loops_stops_and_an_unnamed_agent_is_a_question_mark(
+    tmp_path: Path,
+) -> None:
+    session = write_session(
+        tmp_path,
+        NAME,
+        [
+            Turn("Ask", actions=[INVOKE]),
+            Turn("Back", agent="Debugger", caller="01", actions=[CREATE]),
+        ],
+    )
+    (session / "01" / "meta.yaml").write_text(
+        'turn_id: "01"\ncaller_turn_id: "02"\n'
+    )  # hand-edited
+    page = _page(tmp_path)
+    assert page["call_stack"] == ["Debugger (turn 02)", "? (turn 01)", "Debugger (turn 02)"]
