@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from plankit.board.sources import Source
 from tests.board.sessions import CREATE, Turn, write_session
 from tests.waiting import until, wait_until
 
+ROOT = Path(__file__).resolve().parents[2]
 PLAN = "# Plan: Ship the release\n\n### Phase 1: Build\n- [x] 1.1 Write it\n- [ ] 1.2 Test it\n"
 
 
@@ -309,3 +311,41 @@ def test_a_stream_opened_after_the_board_stops_ends_at_once() -> None:
 
     assert asyncio.run(listen()) == [None]
     assert hub.queues == set()
+
+
+class _Owner(_Failing):
+    """A control plane whose session owns ``plans/auth``; every poll finds it at work."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: dict[str, str] = {}
+
+    def poll(self) -> list[dict[str, Any]]:
+        self.polls += 1
+        return self._publish([{"id": "session:s-1", "kind": "agentflow", "polls": self.polls}])
+
+    def tracked(self, path: str) -> tuple[str, dict[str, str]] | None:
+        return ("s-1", dict(self.states)) if path.endswith("plans/auth") else None
+
+
+def test_a_plan_directory_changes_with_the_session_that_owns_it(project: Path) -> None:
+    shutil.copytree(ROOT / "examples" / "agentflow" / "auth", project / "plans" / "auth")
+    source = _Owner()
+    app = create_app(project, sources=[source])
+    published: list[dict[str, Any]] = []
+    app.state.hub.publish = published.append
+    with TestClient(app, base_url="http://127.0.0.1") as api:
+        [flow] = [
+            p for p in api.get("/api/plans").json()["plans"] if p["id"] == "agentflow:plans/auth"
+        ]
+        assert flow["progress"]["done"] == 0 and flow["owner_session"] == "s-1"
+        source.states = {"create-schema": "done"}
+
+        def told() -> list[dict[str, Any]]:
+            return [
+                e for e in list(published) if e.get("plan", {}).get("id") == "agentflow:plans/auth"
+            ]
+
+        wait_until(told, "the plan directory's new line")
+    assert told()[0]["plan"]["progress"] == {"done": 1, "total": 3}
+    assert any(e.get("plan", {}).get("id") == "session:s-1" for e in published)
