@@ -185,3 +185,14 @@ def test_the_walk_stops_after_its_limit_of_entries(
     assert _ids(tmp_path) == ["checklist:PLAN.md", "checklist:docs/PLAN.md"]
     monkeypatch.setattr(walk, "MAX_ENTRIES", 2)
     assert _ids(tmp_path) == ["checklist:PLAN.md"]
+
+
+def test_every_id_the_walk_gives_can_be_asked_for_even_with_the_root_a_plan_directory(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path, "plan.md", "---\ntitle: Auth\n---\n")  # plankit board plans/auth
+    _write(tmp_path, "tasks/01-design.md", "---\nid: design\n---\n")
+    _write(tmp_path, "docs/PLAN.md")
+    found = discover(tmp_path)
+    assert [ref.id for ref in found] == ["checklist:docs/PLAN.md"]
+    assert all(parse_id(ref.id) == ref for ref in found)
