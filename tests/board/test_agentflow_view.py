@@ -190,3 +190,24 @@ def test_of_chains_of_equal_length_the_first_found_is_critical() -> None:
         "edges": [],
         "critical_path": [],
     }
+
+
+def test_a_title_is_read_from_a_plan_saved_with_windows_line_endings(tmp_path: Path) -> None:
+    path = _plan_dir(tmp_path)
+    (path / "plan.md").write_bytes(
+        b'---\r\ntitle: "Add user authentication"\r\n---\r\n\r\nAdd JWT.\r\n'
+    )
+    assert summary(path, REL)["title"] == "Add user authentication"
+    for odd in ('title: ""', "title: [a, b]", "owner: me"):
+        (path / "plan.md").write_text(f"---\n{odd}\n---\n")
+        assert summary(path, REL)["title"] == "auth", odd
+
+
+def test_a_plan_directory_whose_tasks_folder_went_away(tmp_path: Path) -> None:
+    path = _plan_dir(tmp_path)
+    for task in (path / "tasks").iterdir():
+        task.unlink()
+    (path / "tasks").rmdir()
+    found = summary(path, REL)
+    assert (found["progress"], found["state"]) == ({"done": 0, "total": 0}, "todo")
+    assert text(path) == (path / "plan.md").read_text()
