@@ -196,3 +196,20 @@ def test_every_id_the_walk_gives_can_be_asked_for_even_with_the_root_a_plan_dire
     found = discover(tmp_path)
     assert [ref.id for ref in found] == ["checklist:docs/PLAN.md"]
     assert all(parse_id(ref.id) == ref for ref in found)
+
+
+def test_a_folder_that_cannot_be_read_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path, "a-private/PLAN.md")
+    _write(tmp_path, "b/PLAN.md")
+    _write(tmp_path, "c/PLAN.md")
+    real = os.scandir
+
+    def scandir(path: Path) -> object:
+        if Path(path).name == "a-private":  # another user's folder, mode 0700
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(walk.os, "scandir", scandir)
+    assert _ids(tmp_path) == ["checklist:b/PLAN.md", "checklist:c/PLAN.md"]

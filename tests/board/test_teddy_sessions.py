@@ -341,3 +341,29 @@ def test_a_call_stack_that_loops_stops_and_an_unnamed_agent_is_a_question_mark(
     )  # hand-edited
     page = _page(tmp_path)
     assert page["call_stack"] == ["Debugger (turn 02)", "? (turn 01)", "Debugger (turn 02)"]
+
+
+def test_a_turn_lists_every_file_it_could_not_read_and_its_broken_meta(tmp_path: Path) -> None:
+    session = write_session(tmp_path, NAME, [Turn("Write", actions=[CREATE])])
+    (session / "01" / "report.md").unlink()
+    os.mkfifo(session / "01" / "report.md")
+    (session / "01" / "message.md").mkdir()
+    (session / "01" / "meta.yaml").write_text("input_tokens: many\n")
+    [turn] = _page(tmp_path)["turns"]
+    pipe = "is a named pipe (FIFO), not a regular file; the board reads files only"
+    assert [(e["code"], e["file"], e["message"]) for e in turn["errors"][:2]] == [
+        ("file-refused", f"{REL}/01/report.md", f"report.md {pipe}"),
+        (
+            "file-refused",
+            f"{REL}/01/message.md",
+            "message.md is a directory, not a regular file; the board reads files only",
+        ),
+    ]
+    assert [e["code"] for e in turn["errors"][2:]] == ["bad-meta"]
+
+
+def test_a_session_with_no_turn_depends_on_its_folder(tmp_path: Path) -> None:
+    session = write_session(tmp_path, NAME, [])
+    signature = views.signature(REF, session)
+    assert signature[1] == signature[0] != (0, 0)
+    assert signature_paths(session) == ([], str(session))
