@@ -146,6 +146,13 @@ def test_the_call_stack_goes_down_nested_invokes(tmp_path: Path) -> None:
     page = _page(tmp_path)
     assert page["call_stack"] == ["Tester (turn 03)", "Debugger (turn 02)", "Developer (turn 01)"]
     assert page["pending"] is None  # nothing planned yet
+    waiting = page["turns"][2]
+    assert (waiting["plan"], waiting["plan_markdown"], waiting["title"]) == (None, None, None)
+    assert (waiting["status"], waiting["report"], waiting["concluded"]) == (
+        "no plan yet",
+        None,
+        False,
+    )
     summary = _summary(tmp_path)
     assert summary["status"] == "turn 02: Completed 🟢" and summary["title"] == "Ask for a test"
 
@@ -367,3 +374,25 @@ def test_a_session_with_no_turn_depends_on_its_folder(tmp_path: Path) -> None:
     signature = views.signature(REF, session)
     assert signature[1] == signature[0] != (0, 0)
     assert signature_paths(session) == ([], str(session))
+
+
+def test_a_plan_the_parser_fails_on_is_an_error_on_its_turn_not_a_500(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plankit.teddy.format import parse
+
+    def overflow(text: str) -> object:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    write_session(tmp_path, NAME, [Turn("Write", actions=[CREATE], status=None)])
+    monkeypatch.setattr(parse, "check_plan", overflow)
+    [turn] = _page(tmp_path)["turns"]
+    assert turn["errors"] == [
+        {
+            "code": "unreadable",
+            "message": "maximum recursion depth exceeded",
+            "line": None,
+            "file": f"{REL}/01/plan.md",
+        }
+    ]
+    assert turn["plan"] is None and turn["plan_markdown"].startswith("# Write")
