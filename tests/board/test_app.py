@@ -22,6 +22,9 @@ from tests.board.sessions import CREATE, Turn, write_session
 from tests.waiting import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+WAIT = 20.0
+"""Seconds to wait for what the app does in the background (a poll every 10 ms, a file
+event within 100 ms): far beyond what it needs on a busy machine."""
 PLAN = "# Plan: Ship the release\n\n### Phase 1: Build\n- [x] 1.1 Write it\n- [ ] 1.2 Test it\n"
 
 
@@ -185,9 +188,9 @@ def test_a_failing_poll_is_said_and_tried_again_and_the_source_closed_at_the_end
     published: list[dict[str, Any]] = []
     app.state.hub.publish = published.append
     with TestClient(app, base_url="http://127.0.0.1"):
-        wait_until(lambda: source.polls >= 3, "three polls of the source")
+        wait_until(lambda: source.polls >= 3, "three polls of the source", WAIT)
         assert source.error == "RuntimeError: connection refused"
-        wait_until(lambda: published, "the source's plan to reach the pages")
+        wait_until(lambda: published, "the source's plan to reach the pages", WAIT)
         assert published[0] == {
             "type": "added",
             "plan": {"id": "x:1", "kind": "checklist", "title": "Remote"},
@@ -202,7 +205,9 @@ def test_a_file_changed_on_disk_reaches_the_pages(project: Path) -> None:
     with TestClient(app, base_url="http://127.0.0.1") as api:
         api.get("/api/plans")
         (project / "PLAN.md").write_text(PLAN.replace("- [ ] 1.2", "- [x] 1.2"))
-        wait_until(lambda: any(e["type"] == "changed" for e in published), "the change as an event")
+        wait_until(
+            lambda: any(e["type"] == "changed" for e in published), "the change as an event", WAIT
+        )
     [event] = [e for e in published if e["type"] == "changed"]
     assert event["plan"]["id"] == "checklist:PLAN.md" and event["plan"]["progress"] == {
         "done": 2,
@@ -222,7 +227,7 @@ def test_a_big_tree_fills_its_list_in_the_background(
     with TestClient(app, base_url="http://127.0.0.1") as api:
         listed = api.get("/api/plans").json()["plans"]
         assert sum(1 for p in listed if p.get("status") == "reading…") == len(listed) - 1
-        wait_until(lambda: len(published) >= len(listed) - 1, "every plan read")
+        wait_until(lambda: len(published) >= len(listed) - 1, "every plan read", WAIT)
         assert {e["plan"]["title"] for e in published} >= {"Plan b", "Plan c"}
     assert app.state.catalog.root == project.resolve()
 
@@ -266,10 +271,10 @@ async def _events(
         "server": ("127.0.0.1", 80),
     }
     task = asyncio.create_task(app(scope, receive, send))  # type: ignore[arg-type]
-    await until(lambda: body, "the stream's first line")
+    await until(lambda: body, "the stream's first line", WAIT)
     for event in publish:
         hub.publish(event)
-    await until(lambda: len(body) > max(len(publish), chunks - 1), "the events on the stream")
+    await until(lambda: len(body) > max(len(publish), chunks - 1), "the events on the stream", WAIT)
     hub.close()
     await asyncio.wait_for(task, 30)
     gone.set()
@@ -346,6 +351,6 @@ def test_a_plan_directory_changes_with_the_session_that_owns_it(project: Path) -
                 e for e in list(published) if e.get("plan", {}).get("id") == "agentflow:plans/auth"
             ]
 
-        wait_until(told, "the plan directory's new line")
+        wait_until(told, "the plan directory's new line", WAIT)
     assert told()[0]["plan"]["progress"] == {"done": 1, "total": 3}
     assert any(e.get("plan", {}).get("id") == "session:s-1" for e in published)
