@@ -42,6 +42,10 @@ def test_a_named_pipe_is_refused_at_once(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "PLAN.md")
     found = read_file(tmp_path / "PLAN.md")
     assert found == FileText(None, f"is a named pipe (FIFO), {ONLY_FILES}")
+    assert (
+        file_error("PLAN.md", found)[0]["message"]
+        == f"PLAN.md is a named pipe (FIFO), {ONLY_FILES}"
+    )
     assert file_error("docs/PLAN.md", found) == [
         {
             "code": "file-refused",

@@ -275,17 +275,35 @@ def test_a_broken_meta_yaml_is_an_error_on_the_page_not_a_500(tmp_path: Path) ->
     [turn] = _page(tmp_path)["turns"]
     [problem] = turn["errors"]
     assert (problem["code"], problem["file"]) == ("bad-meta", f"{REL}/01/meta.yaml")
-    assert "input_tokens" in problem["message"] and turn["agent"] is None
-    (session / "01" / "meta.yaml").write_text("agent: [Developer\n")
+    assert problem["message"] == (
+        f"{REL}/01/meta.yaml: 'input_tokens' must be a whole number of tokens, not -3"
+    )
+    assert turn["agent"] is None
+    (session / "01" / "meta.yaml").write_text("agent: [Developer\n")  # a YAML typo
     [problem] = _page(tmp_path)["turns"][0]["errors"]
-    assert problem["file"] == f"{REL}/01/meta.yaml"
+    assert (problem["code"], problem["file"]) == ("bad-yaml", f"{REL}/01/meta.yaml")
 
 
 def test_memos_that_are_not_a_list_are_an_error_on_the_page(tmp_path: Path) -> None:
     write_session(tmp_path, NAME, [Turn("Write", actions=[CREATE])], memos="port: 80\n")
     page = _page(tmp_path)
     assert page["memos"] == []
-    assert [(e["code"], e["file"]) for e in page["errors"]] == [("bad-memos", ".teddy/memos.yaml")]
+    assert page["errors"] == [
+        {
+            "code": "bad-memos",
+            "message": ".teddy/memos.yaml: memos.yaml must be a list of strings",
+            "line": None,
+            "file": ".teddy/memos.yaml",
+        }
+    ]
+    (tmp_path / ".teddy" / "memos.yaml").write_text("- port 80 is taken\n- [port 8080\n")
+    [problem] = _page(tmp_path)["errors"]
+    assert (problem["code"], problem["file"]) == ("bad-yaml", ".teddy/memos.yaml")
+    (tmp_path / ".teddy" / "memos.yaml").unlink()
+    os.mkfifo(tmp_path / ".teddy" / "memos.yaml")
+    [problem] = _page(tmp_path)["errors"]
+    assert (problem["code"], problem["file"]) == ("file-refused", ".teddy/memos.yaml")
+    assert problem["message"].startswith("memos.yaml is a named pipe (FIFO)")
 
 
 def test_a_plan_with_problems_shows_them_on_its_turn(tmp_path: Path) -> None:

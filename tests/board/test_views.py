@@ -146,3 +146,54 @@ def test_a_checklists_signature_is_its_files_time_and_size(tmp_path: Path) -> No
     assert views.signature(ref, path) == ((st.st_mtime_ns, st.st_size),)
     path.unlink()
     assert views.signature(ref, path) == ((0, 0),)
+
+
+def test_a_page_of_a_file_the_board_refuses_names_it_from_the_root(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    os.mkfifo(tmp_path / "docs" / "PLAN.md")
+    ref = PlanRef("checklist", "docs/PLAN.md")
+    page = views.detail(ref, tmp_path / "docs" / "PLAN.md")
+    assert page is not None
+    assert (page["kind"], page["id"], page["path"]) == ("checklist", ref.id, "docs/PLAN.md")
+    assert [e["file"] for e in page["errors"]] == ["docs/PLAN.md"]
+    transcript = tmp_path / ".plankit" / "acp" / "run-1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    os.mkfifo(transcript)
+    acp = PlanRef("acp", ".plankit/acp/run-1.jsonl")
+    page = views.detail(acp, transcript)
+    assert page is not None and (page["kind"], page["path"]) == ("acp", acp.rel)
+    assert [e["file"] for e in page["errors"]] == [acp.rel]
+
+
+def test_a_pages_fields_are_the_summarys_and_the_plans(tmp_path: Path) -> None:
+    (tmp_path / "PLAN.md").write_text(CHECKLIST)
+    page = views.detail(PlanRef("checklist", "PLAN.md"), tmp_path / "PLAN.md")
+    assert page is not None and set(page) == {
+        "kind", "id", "path", "title", "progress", "updated", "status", "state",
+        "plan", "current", "next", "warnings", "errors", "markdown",
+    }  # fmt: skip
+    path = tmp_path / ".plankit" / "acp" / "run-1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(ACP)
+    page = views.detail(PlanRef("acp", ".plankit/acp/run-1.jsonl"), path)
+    assert page is not None and set(page) == {
+        "kind", "id", "path", "title", "progress", "updated", "status", "state", "entries", "errors",
+    }  # fmt: skip
+
+
+def test_an_owned_agentflow_directorys_page_shows_the_sessions_states(tmp_path: Path) -> None:
+    path = _agentflow(tmp_path)
+    os.mkfifo(path / "state.json")  # the session's states are read, not this
+    (path / "tasks" / "03-wire-handler.md").write_text("---\nid: [\n")
+    ref = PlanRef("agentflow", "plans/auth")
+    tracked = ("s-1", {"create-schema": "done"})
+    page = views.detail(ref, path, tracked)
+    assert page is not None and page["owner_session"] == "s-1"
+    assert page["progress"] == {"done": 1, "total": 3}
+    assert [e["file"] for e in page["errors"]] == ["plans/auth/tasks/03-wire-handler.md"]
+    (path / "tasks" / "03-wire-handler.md").write_text(
+        "---\nid: wire-handler\ndepends_on: [implement-service]\n---\n\nWire it.\n"
+    )
+    page = views.detail(ref, path, tracked)
+    assert page is not None and page["errors"] == []
+    assert [n["state"] for n in page["graph"]["nodes"]] == ["done", "todo", "todo"]
