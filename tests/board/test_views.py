@@ -197,3 +197,28 @@ def test_an_owned_agentflow_directorys_page_shows_the_sessions_states(tmp_path: 
     page = views.detail(ref, path, tracked)
     assert page is not None and page["errors"] == []
     assert [n["state"] for n in page["graph"]["nodes"]] == ["done", "todo", "todo"]
+
+
+def test_every_summary_has_the_lists_fields_and_no_other(tmp_path: Path) -> None:
+    (tmp_path / "PLAN.md").write_text(CHECKLIST)
+    acp = tmp_path / ".plankit" / "acp" / "run-1.jsonl"
+    acp.parent.mkdir(parents=True)
+    acp.write_text(ACP)
+    session = write_session(tmp_path, "20261120-port", [Turn("Write", actions=[CREATE])])
+    fields = {"kind", "id", "path", "title", "progress", "updated", "status", "state"}
+    for ref, path in [
+        (PlanRef("checklist", "PLAN.md"), tmp_path / "PLAN.md"),
+        (PlanRef("acp", ".plankit/acp/run-1.jsonl"), acp),
+        (PlanRef("teddy", ".teddy/20261120-port"), session),
+        (PlanRef("agentflow", "plans/auth"), _agentflow(tmp_path)),
+    ]:
+        found = views.summary(ref, path)
+        assert found is not None and set(found) == fields, ref
+
+
+def test_an_owned_agentflow_directorys_line_has_its_session(tmp_path: Path) -> None:
+    path = _agentflow(tmp_path)
+    ref = PlanRef("agentflow", "plans/auth")
+    found, _text = views.read(ref, path, tracked=("s-1", {"create-schema": "done"}))
+    assert found is not None and found["owner_session"] == "s-1"
+    assert found["progress"] == {"done": 1, "total": 3}
