@@ -155,3 +155,15 @@ def test_each_kind_of_file_in_words() -> None:
     assert what_it_is(stat.S_IFDIR) == "a directory"
     assert what_it_is(stat.S_IFLNK) == "a symbolic link"
     assert what_it_is(0o160000) == "not a regular file"  # a BSD whiteout
+
+
+def test_times_are_utc_wherever_the_board_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "JST-9")  # Tokyo, without needing tzdata
+    time.tzset()
+    try:
+        assert iso(1_764_150_764) == "2025-11-26T09:52:44Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

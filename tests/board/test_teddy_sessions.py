@@ -414,3 +414,37 @@ def test_a_plan_the_parser_fails_on_is_an_error_on_its_turn_not_a_500(
         }
     ]
     assert turn["plan"] is None and turn["plan_markdown"].startswith("# Write")
+
+
+def test_a_session_concluded_in_its_first_turn_is_complete(tmp_path: Path) -> None:
+    write_session(tmp_path, NAME, [Turn("Nothing to do", actions=[CONCLUDE]), Turn(None)])
+    summary = _summary(tmp_path)
+    assert (summary["status"], summary["state"], summary["progress"]) == (
+        "concluded",
+        "done",
+        {"done": 2, "total": 2},
+    )
+
+
+def test_the_latest_turns_report_gives_the_sessions_state(tmp_path: Path) -> None:
+    write_session(tmp_path, NAME, [Turn("Write", actions=[CREATE])])
+    summary = _summary(tmp_path)
+    assert (summary["status"], summary["state"]) == ("Completed 🟢", "done")
+    other = tmp_path / "other"
+    write_session(
+        other,
+        NAME,
+        [Turn("Check", actions=[CREATE, FAILED_EXECUTE], status="Partial 🟡"), Turn(None)],
+    )
+    assert _summary(other)["status"] == "turn 01: Partial 🟡"
+
+
+def test_only_numbered_folders_are_turns(tmp_path: Path) -> None:
+    session = write_session(
+        tmp_path, NAME, [Turn("Write", actions=[CREATE]), Turn("Next", actions=[CREATE])]
+    )
+    (session / "scratch").mkdir()  # the user's notes beside the turns
+    (session / "03").write_text("not a turn\n")
+    (session / "04").symlink_to(session / "01", target_is_directory=True)
+    assert [t["turn"] for t in _page(tmp_path)["turns"]] == ["01", "02"]
+    assert _summary(tmp_path)["progress"] == {"done": 2, "total": 2}

@@ -222,3 +222,4 @@ def test_an_owned_agentflow_directorys_line_has_its_session(tmp_path: Path) -> N
     found, _text = views.read(ref, path, tracked=("s-1", {"create-schema": "done"}))
     assert found is not None and found["owner_session"] == "s-1"
     assert found["progress"] == {"done": 1, "total": 3}
+    assert views.summary(ref, path, ("s-1", {}))["owner_session"] == "s-1"  # type: ignore[index]
