@@ -167,3 +167,23 @@ def test_times_are_utc_wherever_the_board_runs(monkeypatch: pytest.MonkeyPatch) 
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_file_at_the_limit_that_grows_between_two_reads_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text("x" * 20)
+    real = os.read
+    appended: list[bool] = []
+
+    def then_a_writer_appends(fd: int, size: int) -> bytes:
+        chunk = real(fd, size)
+        if not appended:
+            appended.append(True)
+            with path.open("a") as log:
+                log.write("y" * 10)
+        return chunk
+
+    monkeypatch.setattr(os, "read", then_a_writer_appends)
+    assert read_file(path, 20) == FileText(None, files.too_large(21))
