@@ -187,3 +187,18 @@ def test_a_file_at_the_limit_that_grows_between_two_reads_is_refused(
 
     monkeypatch.setattr(os, "read", then_a_writer_appends)
     assert read_file(path, 20) == FileText(None, files.too_large(21))
+
+
+def test_a_disk_error_while_reading_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    path = tmp_path / "PLAN.md"
+    path.write_text("# Plan: On a failing disk\n")
+
+    def failing(fd: int, size: int) -> bytes:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "read", failing)
+    assert read_file(path) == FileText(None, "cannot be read (Input/output error)")
