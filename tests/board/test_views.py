@@ -223,3 +223,11 @@ def test_an_owned_agentflow_directorys_line_has_its_session(tmp_path: Path) -> N
     assert found is not None and found["owner_session"] == "s-1"
     assert found["progress"] == {"done": 1, "total": 3}
     assert views.summary(ref, path, ("s-1", {}))["owner_session"] == "s-1"  # type: ignore[index]
+
+
+def test_an_acp_runs_history_keeps_its_words_as_written(tmp_path: Path) -> None:
+    path = tmp_path / ".plankit" / "acp" / "run-1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(ACP.replace("Read the code", "Écrire le café"), encoding="utf-8")
+    _summary, text = views.read(PlanRef("acp", ".plankit/acp/run-1.jsonl"), path)
+    assert text is not None and '"content": "Écrire le café"' in text
