@@ -21,6 +21,7 @@ from tests.board.sessions import (
     INVOKE,
     Action,
     Turn,
+    report_md,
     write_session,
 )
 
@@ -448,3 +449,26 @@ def test_only_numbered_folders_are_turns(tmp_path: Path) -> None:
     (session / "04").symlink_to(session / "01", target_is_directory=True)
     assert [t["turn"] for t in _page(tmp_path)["turns"]] == ["01", "02"]
     assert _summary(tmp_path)["progress"] == {"done": 2, "total": 2}
+
+
+def test_a_partial_turn_with_a_failed_action_is_failed_in_the_list_as_on_its_page(
+    tmp_path: Path,
+) -> None:
+    write_session(
+        tmp_path,
+        NAME,
+        [Turn("Check", actions=[CREATE, FAILED_EXECUTE], status="Partial 🟡"), Turn(None)],
+    )
+    assert _page(tmp_path)["turns"][0]["state"] == "failed"
+    summary = _summary(tmp_path)
+    assert (summary["status"], summary["state"]) == ("turn 01: Partial 🟡", "failed")
+    skipped = Action("EXECUTE", "make deploy", "```shell\nmake deploy\n```", outcome="skipped")
+    other = tmp_path / "other"
+    session = write_session(
+        other, NAME, [Turn("Deploy", actions=[CREATE, skipped], status="Partial 🟡")]
+    )
+    assert (_summary(other)["status"], _summary(other)["state"]) == ("Partial 🟡", "skipped")
+    (session / "01" / "report.md").write_text(
+        report_md(NAME, "01", Turn("Deploy", actions=[CREATE, FAILED_EXECUTE], status="Partial 🟡"))
+    )
+    assert (_summary(other)["status"], _summary(other)["state"]) == ("Partial 🟡", "failed")
