@@ -95,6 +95,7 @@ def test_teddys_rich_status_beats_the_wires_completed(tmp_path: Path) -> None:
                 _entry("Deploy", "completed", "rejected"),
                 _entry("Tell the team", "completed", "cancelled"),
                 _entry("Odd", 7, {"not": "a status"}),
+                _entry("Odder", ["completed"]),
                 title="Port fix",
             )
         ),
@@ -108,7 +109,7 @@ def test_teddys_rich_status_beats_the_wires_completed(tmp_path: Path) -> None:
         "todo",
     ]
     assert found["status"] == "1 failed, 2 skipped"
-    assert (found["progress"], found["state"]) == ({"done": 1, "total": 5}, "doing")
+    assert (found["progress"], found["state"]) == ({"done": 1, "total": 6}, "doing")
 
 
 def test_a_plan_with_nothing_done_is_todo_and_odd_entries_are_dropped(tmp_path: Path) -> None:
