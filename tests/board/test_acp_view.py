@@ -107,6 +107,7 @@ def test_teddys_rich_status_beats_the_wires_completed(tmp_path: Path) -> None:
         "skipped",
         "skipped",
         "todo",
+        "todo",
     ]
     assert found["status"] == "1 failed, 2 skipped"
     assert (found["progress"], found["state"]) == ({"done": 1, "total": 6}, "doing")
