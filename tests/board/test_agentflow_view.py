@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from plankit.board.agentflow_view import detail, graph_layout, summary, text
 
 REL = "plans/auth"
@@ -211,3 +213,27 @@ def test_a_plan_directory_whose_tasks_folder_went_away(tmp_path: Path) -> None:
     found = summary(path, REL)
     assert (found["progress"], found["state"]) == ({"done": 0, "total": 0}, "todo")
     assert text(path) == (path / "plan.md").read_text()
+
+
+def test_a_validator_failure_is_an_error_on_the_page_not_a_500(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plankit.agentflow import validate
+
+    def broken(path: str) -> object:
+        raise OSError(5, "Input/output error")
+
+    path = _plan_dir(tmp_path)
+    monkeypatch.setattr(validate, "check_dir", broken)
+    assert detail(path, REL) == {
+        "errors": [
+            {
+                "code": "unreadable",
+                "message": "[Errno 5] Input/output error",
+                "line": None,
+                "file": REL,
+            }
+        ],
+        "plan": None,
+        "graph": None,
+    }
