@@ -54,6 +54,9 @@ def _api(root: Path, **options: Any) -> TestClient:
         ("127.0.0.1:65536", False),
         ("127.0.0.1:000080", False),
         ("127.0.0.1:8a", False),
+        ("127.0.0.1:a80", False),
+        ("[::1]:a80", False),
+        ("[::1]80", False),
         ("127.0.0.1:\u0668\u0660", False),  # Arabic-Indic digits
         ("127.0.0.1;80", False),
         ("[::1];80", False),
