@@ -69,20 +69,6 @@ def too_large(size: int) -> str:
     )
 
 
-def refusal(path: Path) -> str | None:
-    """Why the board would not read ``path`` (without opening it), or None when it
-    would (or when nothing is there)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return _not_a_file(st.st_mode)
-    if st.st_size > MAX_TEXT:
-        return too_large(st.st_size)
-    return None
-
-
 def read_file(path: Path, limit: int = MAX_TEXT, *, head: bool = False) -> FileText:
     """``path``'s text, read as described in the module documentation; ``head``: its
     first ``limit`` bytes, however big it is."""

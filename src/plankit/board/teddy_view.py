@@ -87,6 +87,14 @@ def _concluded(report: str | None, meta: dict[str, Any] | None) -> bool:
     return any(a.type == "CONCLUDE" and a.outcome == "success" for a in found.actions)
 
 
+def _outcomes(report: str | None) -> list[str]:
+    """The outcomes of a report's actions: what tells a partial turn failed from one
+    whose actions were only skipped."""
+    from plankit.teddy.run.report import read_report
+
+    return [a.outcome for a in read_report(report).actions] if report else []
+
+
 def summary(session: Path) -> dict[str, Any]:
     """The list's line: the latest plan's title, the turns done, the latest status."""
     names = turn_names(session)
@@ -101,6 +109,7 @@ def summary(session: Path) -> dict[str, Any]:
     report = read_file(latest / "report.md")
     status = _status(report.text)
     executed = [n for n, s in zip(names, statuses, strict=True) if s]
+    full = None
     if executed and status is None:  # the latest executed turn: did it end the session?
         last = session / executed[-1]
         full = read_file(last / "report.md").text
@@ -118,11 +127,11 @@ def summary(session: Path) -> dict[str, Any]:
     elif status is None and (plan := read_file(latest / "plan.md")).problem is not None:
         status = f"not shown: plan.md {plan.problem}"
     updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
-    state = "done" if concluded else turn_state(status, [])
+    state = "done" if concluded else turn_state(status, _outcomes(report.text))
     if status is None and executed:  # nothing planned yet: the last run turn tells
         last_status = statuses[names.index(executed[-1])]
         status = f"turn {executed[-1]}: {last_status}"
-        state = turn_state(last_status, [])
+        state = turn_state(last_status, _outcomes(full))
     return {
         "title": title or session.name,
         "progress": {"done": done, "total": len(names)},
