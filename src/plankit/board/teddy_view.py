@@ -87,12 +87,16 @@ def _concluded(report: str | None, meta: dict[str, Any] | None) -> bool:
     return any(a.type == "CONCLUDE" and a.outcome == "success" for a in found.actions)
 
 
-def _outcomes(report: str | None) -> list[str]:
-    """The outcomes of a report's actions: what tells a partial turn failed from one
-    whose actions were only skipped."""
-    from plankit.teddy.run.report import read_report
+def _state(status: str | None, report: str | None) -> str:
+    """The board's state of a turn with this status; its report's actions are read only
+    for a partial turn (what tells one that failed from one whose actions were only
+    skipped), not for every line of the list at every poll."""
+    outcomes: list[str] = []
+    if report and status and status.startswith("Partial"):
+        from plankit.teddy.run.report import read_report
 
-    return [a.outcome for a in read_report(report).actions] if report else []
+        outcomes = [a.outcome for a in read_report(report).actions]
+    return turn_state(status, outcomes)
 
 
 def summary(session: Path) -> dict[str, Any]:
@@ -109,7 +113,7 @@ def summary(session: Path) -> dict[str, Any]:
     report = read_file(latest / "report.md")
     status = _status(report.text)
     executed = [n for n, s in zip(names, statuses, strict=True) if s]
-    full = None
+    full: str | None = None
     if executed and status is None:  # the latest executed turn: did it end the session?
         last = session / executed[-1]
         full = read_file(last / "report.md").text
@@ -127,11 +131,14 @@ def summary(session: Path) -> dict[str, Any]:
     elif status is None and (plan := read_file(latest / "plan.md")).problem is not None:
         status = f"not shown: plan.md {plan.problem}"
     updated = max([mtime(latest)] + [mtime(latest / n) for n in ("plan.md", "report.md")])
-    state = "done" if concluded else turn_state(status, _outcomes(report.text))
-    if status is None and executed:  # nothing planned yet: the last run turn tells
+    if concluded:
+        state = "done"
+    elif status is None and executed:  # nothing planned yet: the last run turn tells
         last_status = statuses[names.index(executed[-1])]
         status = f"turn {executed[-1]}: {last_status}"
-        state = turn_state(last_status, _outcomes(full))
+        state = _state(last_status, full)
+    else:
+        state = _state(status, report.text)
     return {
         "title": title or session.name,
         "progress": {"done": done, "total": len(names)},
