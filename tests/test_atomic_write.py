@@ -283,10 +283,10 @@ def test_it_is_the_only_atomic_writer() -> None:
 
 def _names_from(monkeypatch: pytest.MonkeyPatch, *tokens: str) -> None:
     """The random parts of the next temporary names, in order (the last one repeats)."""
-    import secrets
+    from plankit import textio
 
     left = list(tokens)
-    monkeypatch.setattr(secrets, "token_hex", lambda n: left.pop(0) if len(left) > 1 else left[0])
+    monkeypatch.setattr(textio, "_token", lambda: left.pop(0) if len(left) > 1 else left[0])
 
 
 def test_a_temporary_name_already_taken_is_skipped_and_its_file_kept(

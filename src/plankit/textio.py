@@ -178,9 +178,12 @@ _PUBLISH_OPEN = os.name != "nt"
 
 def temp_name(base: str) -> str:
     """A fresh name for the temporary file of an atomic write of ``base``."""
-    import secrets
+    return f".{base[:TEMP_NAME_ROOM]}.{_token()}.tmp"
 
-    return f".{base[:TEMP_NAME_ROOM]}.{secrets.token_hex(4)}.tmp"
+
+def _token() -> str:
+    """Eight random hex digits."""
+    return os.urandom(4).hex()
 
 
 def is_temp_name(name: str, base: str | None = None) -> bool:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from plankit.checklist import TaskStatus, locate, parse_plan, scan, update_task_status
+from plankit.checklist import TaskStatus, locate, parse_plan, scan, structure, update_task_status
 from plankit.checklist.errors import AmbiguousStepError
 from plankit.checklist.render import STARTER_PLAN, render_new_plan
 from plankit.checklist.structure import Structure, read_structure
@@ -340,7 +340,7 @@ def test_a_cold_update_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the tree was used")
 
     locate.clear()
-    monkeypatch.setattr(locate, "read_structure", no_parse)
+    monkeypatch.setattr(structure, "read_structure", no_parse)
     updated = update_task_status(text, "40.10", "done", today=TODAY)
     assert updated == text.replace(
         "- [ ] 40.10 Read Orders40!A2:F1000 (order id, date)",

@@ -26,11 +26,11 @@ from plankit.checklist.cli_common import (
     print_task,
     store_options,
     task_line,
-    tolerant_output,
     warn,
     where_label,
 )
 from plankit.checklist.cli_edit import COMMANDS as EDIT_COMMANDS
+from plankit.checklist.cli_output import tolerant_output
 
 if TYPE_CHECKING:
     from plankit.checklist.manager import PlanManager

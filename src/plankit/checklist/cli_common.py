@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from plankit.checklist.cli_output import json_text
+
 if TYPE_CHECKING:
     from plankit.checklist.manager import PlanManager
     from plankit.checklist.model import PlanTask
@@ -47,27 +49,7 @@ def store_options(fn: F) -> F:
 
 
 def echo_json(value: Any) -> None:
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    try:
-        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
-    except (UnicodeEncodeError, LookupError):
-        text = json.dumps(value)  # \u escapes: the same JSON on any console
-    click.echo(text)
-
-
-def tolerant_output() -> None:
-    """Let standard output and error print what their encoding cannot (a cp1252 console
-    and ✅): such characters become ``?`` instead of an error after the plan was
-    already written."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            import contextlib
-
-            with contextlib.suppress(ValueError, OSError):  # a stream that refuses
-                reconfigure(errors="replace")
+    click.echo(json_text(value))
 
 
 def fail(message: str, diagnostics: list[Diagnostic], as_json: bool) -> NoReturn:

@@ -12,9 +12,9 @@ import re
 
 from plankit.checklist import locate, scan
 from plankit.checklist.errors import AmbiguousStepError
+from plankit.checklist.lines import NOTE_SEP_RE, TASK_LINE_RE
 from plankit.checklist.model import CHAR_STATUS, TaskStatus, coerce_status
 from plankit.checklist.plan import split_content
-from plankit.checklist.structure import NOTE_SEP_RE, TASK_LINE_RE
 from plankit.errors import InputError
 from plankit.markdown.encoding import repair_double_encoding
 

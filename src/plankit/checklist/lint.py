@@ -28,8 +28,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from plankit.checklist.lines import PHASE_TEXT_RE, SECTIONS
 from plankit.checklist.locate import analyze
-from plankit.checklist.structure import _PHASE_TEXT_RE, _SECTIONS, Structure
+from plankit.checklist.structure import Structure
 from plankit.errors import Diagnostic
 from plankit.markdown.tree import (
     Block,
@@ -266,7 +267,7 @@ def _contexts(blocks: Sequence[Block], out: list[Diagnostic]) -> list[tuple[int,
 
 def _heading(block: Heading, context: _Context, out: list[Diagnostic]) -> _Context:
     text = block.text
-    phase = _PHASE_TEXT_RE.fullmatch(text)
+    phase = PHASE_TEXT_RE.fullmatch(text)
     looks_like_phase = _PHASE_WORD_RE.match(text) is not None
     if looks_like_phase and block.level != 3:
         hashes = "#" * block.level
@@ -283,7 +284,7 @@ def _heading(block: Heading, context: _Context, out: list[Diagnostic]) -> _Conte
     if block.level <= 2:
         lower = text.lower()
         if block.level == 2:
-            for name in _SECTIONS:
+            for name in SECTIONS:
                 if lower.startswith(name):
                     return _Context("section", block.start, name.capitalize())
         return _Context("heading" if block.level == 2 else "start", block.start, text)

@@ -21,8 +21,12 @@ import bisect
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from plankit.checklist.structure import NEWLINE_RE, Structure, read_structure
+from plankit.checklist.lines import NEWLINE_RE
+
+if TYPE_CHECKING:
+    from plankit.checklist.structure import Structure
 
 
 @dataclass(slots=True)
@@ -73,6 +77,8 @@ def entry(text: str) -> Entry:
     hit = cached(text)
     if hit is not None:
         return hit
+    from plankit.checklist.structure import read_structure  # the Markdown parser
+
     found = Entry(read_structure(text))
     remember(text, found)
     return found

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from plankit.checklist import restructure, scan
+from plankit.checklist import scan
 from plankit.checklist.edit import add_note, set_status
 from plankit.checklist.errors import (
     AmbiguousStepError,
@@ -30,8 +29,7 @@ from plankit.checklist.errors import (
     WriteConflictError,
 )
 from plankit.checklist.frontends import FrontEnd
-from plankit.checklist.lint import lint_plan
-from plankit.checklist.locate import analyze, cached
+from plankit.checklist.locate import analyze
 from plankit.checklist.model import Phase, PhaseInput, Plan, PlanAnalysis, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
@@ -49,8 +47,12 @@ from plankit.checklist.stores.base import (
     describe_cell,
     store_label,
 )
-from plankit.checklist.structure import Structure
 from plankit.errors import Diagnostic, InputError
+
+if TYPE_CHECKING:
+    import logging
+
+    from plankit.checklist.structure import Structure
 
 R = TypeVar("R")
 
@@ -60,7 +62,12 @@ CONFLICT_ATTEMPTS = 10
 """How many times a read-update-write is redone when another writer changed the cell
 in between (stores with conditional writes: Google Sheets)."""
 
-logger = logging.getLogger("plankit.checklist")
+
+def _log() -> logging.Logger:
+    """The ``plankit.checklist`` logger (logging is loaded when there is something to say)."""
+    import logging
+
+    return logging.getLogger("plankit.checklist")
 
 
 class PlanManager:
@@ -110,7 +117,7 @@ class PlanManager:
             except WriteConflictError as exc:
                 if attempt == CONFLICT_ATTEMPTS:
                     raise WriteConflictError(exc.ref, attempt) from None
-                logger.info("%s changed while being written; reading it again", exc.ref)
+                _log().info("%s changed while being written; reading it again", exc.ref)
                 # a short random pause, so that two writers do not collide again at once
                 time.sleep(random.uniform(0, 0.02 * attempt))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -185,7 +192,7 @@ class PlanManager:
         except Exception as exc:
             if raise_errors:
                 raise
-            logger.warning("init_plan failed: %s", exc)
+            _log().warning("init_plan failed: %s", exc)
             return parse_plan(fallback_plan(str(exc)))
 
     # --- read ---------------------------------------------------------------------------
@@ -279,7 +286,7 @@ class PlanManager:
 
         def body(s: SheetsClient) -> tuple[tuple[int, int], str | None]:
             text = s.get_cell(self.cell)
-            quick = _phase_task(text, step)
+            quick = scan.phase_task_line(text, step)
             if quick is not None:  # a text never seen, its task found without parsing
                 updated, line_text = set_status(text, step, status, annotation, today=self._today())
                 if updated != text:
@@ -366,6 +373,8 @@ class PlanManager:
     ) -> PlanTask:
         """Add a todo step after a step, before one, or at the end of a phase; the steps
         that follow are renumbered, every status kept.  Returns the new task."""
+        from plankit.checklist import restructure  # loaded when a plan's shape changes
+
         updated, step = self._edit(
             lambda t: restructure.add_step(t, text, after=after, before=before, phase=phase)
         )
@@ -376,6 +385,8 @@ class PlanManager:
     def remove_step(self, step: str) -> PlanTask:
         """Remove a step (and its sub-steps); the steps after it are renumbered.  Returns
         the task as it was."""
+        from plankit.checklist import restructure
+
         removed: list[PlanTask] = []
 
         def change(text: str) -> tuple[str, None]:
@@ -391,6 +402,8 @@ class PlanManager:
     def add_phase(self, name: str, steps: Sequence[str] = (), *, after: int | None = None) -> Phase:
         """Add a phase of todo steps after phase ``after`` (0: first; None: last); the
         phases after it are renumbered with their steps.  Returns the new phase."""
+        from plankit.checklist import restructure
+
         updated, number = self._edit(
             lambda t: restructure.add_phase(t, name, list(steps), after=after)
         )
@@ -399,21 +412,29 @@ class PlanManager:
     def renumber(self) -> Plan:
         """Number phases 1, 2 … and steps N.1, N.2 … in document order (duplicates, gaps
         and misplaced numbers gone, progress kept); returns the plan."""
+        from plankit.checklist import restructure
+
         updated, _ = self._edit(lambda t: (restructure.renumber(t), None))
         return parse_plan(updated)
 
     def rename_phase(self, number: int, name: str) -> Phase:
         """Rename phase ``number``; its steps are untouched."""
+        from plankit.checklist import restructure
+
         updated, _ = self._edit(lambda t: (restructure.rename_phase(t, number, name), None))
         return next(p for p in parse_plan(updated).phases if p.number == int(number))
 
     def answer_question(self, question: int | str, answer: str) -> str:
         """Write the answer after a question of the Questions section (its 1-based number
         or the start of its text); returns the question as now written."""
+        from plankit.checklist import restructure
+
         return self._edit(lambda t: restructure.answer_question(t, question, answer))[1]
 
     def set_goal(self, goal: str) -> str:
         """Replace the goal; returns it as written (on one line)."""
+        from plankit.checklist import restructure
+
         updated, _ = self._edit(lambda t: (restructure.set_goal(t, goal), None))
         return parse_plan(updated).goal
 
@@ -427,6 +448,8 @@ class PlanManager:
         current_state: str | None = None,
     ) -> PlanAnalysis:
         """Set fields of the Analysis section (None keeps a field); returns them all."""
+        from plankit.checklist import restructure
+
         return self._edit(
             lambda t: restructure.set_analysis(
                 t,
@@ -449,6 +472,8 @@ class PlanManager:
 
     def lint(self) -> list[Diagnostic]:
         """What the reader cannot see in the plan (:func:`plankit.checklist.lint.lint_plan`)."""
+        from plankit.checklist.lint import lint_plan
+
         text, _ = self._read(self.store)
         return lint_plan(text)
 
@@ -462,19 +487,3 @@ def _outline(plan: Plan) -> tuple[str, tuple[tuple[str, str], ...]]:
 @functools.cache
 def _starter_outline() -> tuple[str, tuple[tuple[str, str], ...]]:
     return _outline(parse_plan(STARTER_PLAN))
-
-
-def _phase_task(text: str, step: str) -> tuple[int, int] | None:
-    """(line, phase number) of task ``step`` of a phase in a text never seen, when the
-    regular-expression scan (:mod:`plankit.checklist.scan`) is sure of it: a status
-    update then changes one line without parsing the plan.  None: parse it (a text
-    already parsed, a step the scan is unsure of or finds in no phase)."""
-    if cached(text) is not None:
-        return None
-    found = scan.task_in_phase(text, step)
-    if found is None or found is scan.UNSURE:
-        return None
-    offset, phase = found
-    if phase is None:
-        return None
-    return text.count("\n", 0, offset) + 1, phase

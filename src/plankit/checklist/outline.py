@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from plankit.checklist.structure import _PHASE_TEXT_RE, _SECTIONS, NEWLINE_RE
+from plankit.checklist.lines import NEWLINE_RE, PHASE_TEXT_RE, SECTIONS
 from plankit.markdown.tree import Heading, ListBlock, Paragraph, parse_document, walk
 
 
@@ -110,14 +110,14 @@ def outline_of(text: str) -> Outline:
     last_line = 0
     for block in doc.blocks:
         if isinstance(block, Heading) and (
-            block.level <= 2 or _PHASE_TEXT_RE.fullmatch(block.text) is not None
+            block.level <= 2 or PHASE_TEXT_RE.fullmatch(block.text) is not None
         ):
             if section == "analysis" and analysis is None:
                 analysis = (section_start, last_line)
             section = None
             if block.level == 2:
                 lower = block.text.lower()
-                section = next((n for n in _SECTIONS if lower.startswith(n)), None)
+                section = next((n for n in SECTIONS if lower.startswith(n)), None)
                 section_start = block.start
         if isinstance(block, Heading):
             headings.append((block.start, block.level, block.text))

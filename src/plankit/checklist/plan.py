@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import re
 
+from plankit.checklist.lines import NOTE_SEP_RE, PHASE_LINE_RE, TASK_LINE_RE
 from plankit.checklist.locate import analyze
 from plankit.checklist.model import CHAR_STATUS, Phase, Plan, PlanTask, TaskStatus
-from plankit.checklist.structure import (
-    NOTE_SEP_RE,
-    PHASE_LINE_RE,
-    TASK_LINE_RE,
-    split_lines,
-)
 from plankit.markdown.encoding import repair_double_encoding
 
 __all__ = [
@@ -81,7 +76,11 @@ def parse_plan(markdown: str) -> Plan:
     """Parse a PLAN.md checklist; never raises (text that is not a plan gives an empty
     plan: no title, no phases)."""
     found = analyze(markdown)
-    lines = split_lines(markdown.removeprefix("\ufeff")) if found.phases else []
+    lines: list[str] = []
+    if found.phases:
+        from plankit.checklist.structure import split_lines
+
+        lines = split_lines(markdown.removeprefix("\ufeff"))
     phases: list[Phase] = []
     for slot in found.phases:
         tasks: list[PlanTask] = []

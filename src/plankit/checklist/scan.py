@@ -54,7 +54,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import Final, Literal
 
-from plankit.checklist.structure import _PHASE_TEXT_RE, _SECTIONS, TASK_LINE_RE
+from plankit.checklist.lines import PHASE_TEXT_RE, SECTIONS, TASK_LINE_RE
+from plankit.checklist.locate import cached
 
 
 class Unsure(Enum):
@@ -338,8 +339,8 @@ def _context(
         if content is None:
             return None
         if level == 2:
-            return content.lower().startswith(_SECTIONS), None
-        heading = _PHASE_TEXT_RE.fullmatch(content)
+            return content.lower().startswith(SECTIONS), None
+        heading = PHASE_TEXT_RE.fullmatch(content)
         if heading is not None:
             return False, None if closed else int(heading.group(1))
         if content[:6].lower() == "phase ":
@@ -440,3 +441,19 @@ def _replay(line: str, stack: list[int]) -> bool | None:
         return None
     stack.append(k + 2)
     return True
+
+
+def phase_task_line(text: str, step: str) -> tuple[int, int] | None:
+    """(line, phase number) of task ``step`` of a phase in a text never seen, when the
+    scan is sure of it: a status update then changes one line without parsing the
+    plan.  None: parse it (a text already parsed, a step the scan is unsure of or finds
+    in no phase)."""
+    if cached(text) is not None:
+        return None
+    found = task_in_phase(text, step)
+    if found is None or found is UNSURE:
+        return None
+    offset, phase = found
+    if phase is None:
+        return None
+    return text.count("\n", 0, offset) + 1, phase

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from plankit.checklist.lines import NEWLINE_RE, PHASE_TEXT_RE, SECTIONS, TASK_LINE_RE
 from plankit.markdown.encoding import repair_double_encoding
 from plankit.markdown.tree import (
     Block,
@@ -29,21 +30,7 @@ from plankit.markdown.tree import (
     parse_document,
 )
 
-TASK_LINE_RE = re.compile(r"([ \t]*)([-*+]) \[(.)\] (\d+\.\d+(?:\.\d+)?)([ \t]+)(.+)")
-"""A task line: indentation, bullet, checkbox character, step, separator, content
-(use with ``fullmatch``).  Like the spec's ``TASK_REGEX``, with indentation and the
-``*``/``+`` bullets allowed."""
-
-PHASE_LINE_RE = re.compile(r"### (?:Phase|phase|PHASE) (\d+): (.+)")
-"""A phase heading line, ``### Phase N: Name`` (use with ``fullmatch``)."""
-
-_PHASE_TEXT_RE = re.compile(r"(?:Phase|phase|PHASE) (\d+): (.+)")
 _GOAL_RE = re.compile(r"(?:\*\*|__)?goal:(?:\*\*|__)?[ \t]*", re.IGNORECASE)
-NOTE_SEP_RE = re.compile(r"(?:^|[ \t])—[ \t]+")
-"""Where a blocked reason or review note starts: an em dash with space after it."""
-NEWLINE_RE = re.compile(r"\r\n|\r|\n")
-"""A line ending: ``\\r\\n``, ``\\r`` or ``\\n`` (what the Markdown parser counts)."""
-_SECTIONS = ("analysis", "questions", "notes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,14 +182,14 @@ class _Walk:
                     self.title = repair_double_encoding(text[5:].strip())
             else:
                 lower = text.lower()
-                for name in _SECTIONS:
+                for name in SECTIONS:
                     if lower.startswith(name):
                         self.section = name
                         self.section_heading = block.start
                         break
             return True
         if block.level == 3:
-            m = _PHASE_TEXT_RE.fullmatch(text)
+            m = PHASE_TEXT_RE.fullmatch(text)
             if m is not None:
                 self.close(block.start)
                 name = repair_double_encoding(m.group(2).strip())
