@@ -224,3 +224,51 @@ def test_terminal_escapes_in_a_title_are_stripped_as_click_strips_them(tmp_path:
     assert fast.returncode == slow.returncode == 0
     assert "\x1b" not in fast.stdout
     assert TODAY.sub("", fast.stdout) == TODAY.sub("", slow.stdout)
+
+
+def _closed_or_gone(code: str, args: list[str], cwd: Path, how: str) -> tuple[int, str]:
+    """Run with standard output closed (``closed``) or a pipe nobody reads (``gone``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PLANKIT_STORE", "PLANKIT_CELL")}
+    env["MODULES_OUT"] = str(cwd / MODULES)
+    if how == "closed":
+        argv = ["sh", "-c", 'exec "$0" "$@" >&-', sys.executable, "-c", code, *args]
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        return done.returncode, done.stderr
+    # the child starts only once the reader is gone: a pipe's writing end then polls
+    # as an error, so what it writes next always fails, however the two are scheduled
+    wait = "import select; p = select.poll(); p.register(1, select.POLLERR); p.poll(60000); "
+    child = subprocess.Popen(
+        [sys.executable, "-c", wait + code, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()
+    stderr = child.stderr.read()
+    return child.wait(), stderr
+
+
+@pytest.mark.parametrize("how", ["closed", "gone"])
+@pytest.mark.parametrize(
+    ("script", "module", "args"),
+    [
+        ("teddy", "plankit.teddy.cli", ["--help"]),
+        ("plankit", "plankit.cli", ["checklist", "done", "1.2"]),
+    ],
+)
+def test_a_closed_or_abandoned_standard_output_ends_as_with_click(
+    tmp_path: Path, how: str, script: str, module: str, args: list[str]
+) -> None:
+    outcomes = []
+    for name, code in (("fast", LAUNCH.format(script)), ("slow", CLICK.format(module, script))):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "PLAN.md").write_text(PLAN, encoding="utf-8")
+        status, stderr = _closed_or_gone(code, args, folder, how)
+        outcomes.append((status, stderr, TODAY.sub("", (folder / "PLAN.md").read_text("utf-8"))))
+    assert outcomes[0] == outcomes[1]
+    assert "Traceback" not in outcomes[0][1]
+    assert "click" not in _modules(tmp_path / "fast")

@@ -71,8 +71,7 @@ def _columns() -> int:
 def teddy() -> None:
     """The ``teddy`` console script."""
     if sys.argv[1:] in (["--help"], ["-h"]) and _columns() >= HELP_COLUMNS:
-        sys.stdout.write(TEDDY_HELP)
-        sys.stdout.flush()
+        _print(TEDDY_HELP)
         return
     from plankit.teddy.cli import main
 
@@ -143,6 +142,20 @@ def _checklist_status(args: list[str]) -> bool:
 
         click.echo(line)
     else:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        _print(line + "\n")
     return True
+
+
+def _print(text: str) -> None:
+    """``text`` on standard output as click prints it: nothing when standard output is
+    closed, and exit status 1, without a word, when its reader has gone (a pipe)."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())  # the exit's own flush has nowhere to fail
+        sys.exit(1)
