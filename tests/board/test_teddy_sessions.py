@@ -472,3 +472,21 @@ def test_a_partial_turn_with_a_failed_action_is_failed_in_the_list_as_on_its_pag
         report_md(NAME, "01", Turn("Deploy", actions=[CREATE, FAILED_EXECUTE], status="Partial 🟡"))
     )
     assert (_summary(other)["status"], _summary(other)["state"]) == ("Partial 🟡", "failed")
+
+
+def test_a_partial_turn_whose_report_is_too_big_to_read_whole_still_gives_a_line(
+    tmp_path: Path,
+) -> None:
+    """An EXECUTE that printed megabytes: the status line at the top of report.md is
+    read, the actions below cannot be, and the list answers without them."""
+    session = write_session(
+        tmp_path,
+        NAME,
+        [Turn("Build", actions=[CREATE, FAILED_EXECUTE], status="Partial 🟡"), Turn(None)],
+    )
+    report = session / "01" / "report.md"
+    report.write_text(report.read_text(encoding="utf-8") + "build log line\n" * 150_000)
+    assert report.stat().st_size > 2_000_000
+    summary = _summary(tmp_path)
+    assert summary["status"] == "turn 01: Partial 🟡"
+    assert summary["state"] == "skipped"  # no failure can be read from it
