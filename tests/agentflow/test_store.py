@@ -315,3 +315,36 @@ def test_a_directory_in_place_of_the_database_file_is_unusable(home: Path) -> No
         f"{home / 'agentflow.db'} cannot be used as the agentflow database (unable to open "
         "database file); check AGENTFLOW_HOME, or restore the file from a backup",
     )
+
+
+def test_a_migration_held_up_by_another_plankit_is_told_to_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setattr(store, "BUSY_TIMEOUT", 0.2)
+    home = tmp_path / "home"
+    home.mkdir()
+    # another plankit took the migration lock and is stuck (stopped in a debugger, say)
+    other = os.open(home / ".init.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(ControlError) as info:
+            store.connect(str(home))
+        assert (info.value.rule, info.value.message) == (
+            "busy",
+            f"another plankit has been migrating {home / 'agentflow.db'} for 0 s; retry",
+        )
+    finally:
+        fcntl.flock(other, fcntl.LOCK_UN)
+        os.close(other)
+    db = store.connect(str(home))  # the retry migrates
+    try:
+        assert db.version() == SCHEMA_VERSION
+    finally:
+        db.close()
+    other = os.open(home / ".init.lock", os.O_RDWR)
+    try:  # and lets the lock go when done
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(other)
