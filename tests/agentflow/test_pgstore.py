@@ -267,6 +267,31 @@ def test_without_psycopg_the_error_says_which_extra_to_install(
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
+def test_a_server_that_stops_answering_is_given_up_after_half_a_minute(url: str) -> None:
+    db = connect_postgres(url)
+    try:
+        # libpq's own default is to wait for ever
+        assert db.conn.info.get_parameters()["connect_timeout"] == "30"
+    finally:
+        db.close()
+
+
+def test_a_connection_refused_without_a_word_says_there_was_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise psycopg.OperationalError("")  # the driver has nothing to say
+
+    monkeypatch.setattr(psycopg, "connect", refuse)
+    url = "postgresql://agentflow@db.example/agentflow"
+    with pytest.raises(ControlError) as info:
+        connect_postgres(url)
+    assert info.value.message == (
+        f"cannot connect to the agentflow database {safe_url(url)} (no answer); check "
+        "AGENTFLOW_DATABASE_URL (or --database) and that the server is running"
+    )
+
+
 def test_two_plankits_meeting_a_new_database_migrate_it_once(url: str) -> None:
     import threading
 
