@@ -265,3 +265,75 @@ def test_without_psycopg_the_error_says_which_extra_to_install(
         "pip install 'plankit[postgres]'",
     )
     assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_a_server_that_stops_answering_is_given_up_after_half_a_minute(url: str) -> None:
+    db = connect_postgres(url)
+    try:
+        # libpq's own default is to wait for ever
+        assert db.conn.info.get_parameters()["connect_timeout"] == "30"
+    finally:
+        db.close()
+
+
+def test_a_connection_refused_without_a_word_says_there_was_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise psycopg.OperationalError("")  # the driver has nothing to say
+
+    monkeypatch.setattr(psycopg, "connect", refuse)
+    url = "postgresql://agentflow@db.example/agentflow"
+    with pytest.raises(ControlError) as info:
+        connect_postgres(url)
+    assert info.value.message == (
+        f"cannot connect to the agentflow database {safe_url(url)} (no answer); check "
+        "AGENTFLOW_DATABASE_URL (or --database) and that the server is running"
+    )
+
+
+def test_two_plankits_meeting_a_new_database_migrate_it_once(url: str) -> None:
+    import threading
+
+    from plankit.agentflow import pgstore
+    from plankit.agentflow.schema import apply_migrations
+    from tests.waiting import wait_until
+
+    # the first plankit has taken the migration lock and is migrating
+    first = PostgresDatabase(psycopg.connect(url, autocommit=True))
+    second: list[PostgresDatabase | BaseException] = []
+
+    def connect_second() -> None:
+        try:
+            second.append(connect_postgres(url + "&application_name=second-plankit"))
+        except BaseException as exc:
+            second.append(exc)
+
+    try:
+        with first.transaction():
+            first.execute("SELECT pg_advisory_xact_lock(?)", (pgstore._MIGRATION_LOCK,))
+            thread = threading.Thread(target=connect_second)
+            thread.start()
+            wait_until(
+                lambda: (
+                    _sql(
+                        url,
+                        "SELECT wait_event_type FROM pg_stat_activity "
+                        "WHERE application_name = 'second-plankit'",
+                    )
+                    == [("Lock",)]
+                ),
+                "the second plankit to wait for the migration lock",
+            )
+            first.execute(pgstore._NOW_MS)
+            apply_migrations(first, 0)
+        thread.join()
+    finally:
+        first.close()
+    (db,) = second
+    assert isinstance(db, PostgresDatabase), db
+    try:
+        assert db.version() == SCHEMA_VERSION
+    finally:
+        db.close()
+    assert [r[0] for r in _sql(url, "SELECT version FROM schema_version ORDER BY 1")] == [1, 2, 3]

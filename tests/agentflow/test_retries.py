@@ -120,3 +120,15 @@ def test_sqlite_runs_a_failing_write_once(tmp_path: Path) -> None:
         assert runs == [1]
     finally:
         db.close()
+
+
+def test_each_new_attempt_waits_a_little_longer(
+    pg: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # writers that deadlocked each other spread out instead of meeting again at once
+    from plankit.agentflow import database
+
+    pauses: list[float] = []
+    monkeypatch.setattr(database.time, "sleep", pauses.append)
+    assert pg.write(lambda db: db.execute("SELECT * FROM flaky(3)").fetchone()[0]) == 4
+    assert pauses == pytest.approx([0.002, 0.004, 0.006])

@@ -315,3 +315,141 @@ def test_a_directory_in_place_of_the_database_file_is_unusable(home: Path) -> No
         f"{home / 'agentflow.db'} cannot be used as the agentflow database (unable to open "
         "database file); check AGENTFLOW_HOME, or restore the file from a backup",
     )
+
+
+def test_a_migration_held_up_by_another_plankit_is_told_to_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    monkeypatch.setattr(store, "BUSY_TIMEOUT", 0.2)
+    home = tmp_path / "home"
+    home.mkdir()
+    # another plankit took the migration lock and is stuck (stopped in a debugger, say)
+    other = os.open(home / ".init.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(ControlError) as info:
+            store.connect(str(home))
+        assert (info.value.rule, info.value.message) == (
+            "busy",
+            f"another plankit has been migrating {home / 'agentflow.db'} for 0 s; retry",
+        )
+    finally:
+        fcntl.flock(other, fcntl.LOCK_UN)
+        os.close(other)
+    db = store.connect(str(home))  # the retry migrates
+    try:
+        assert db.version() == SCHEMA_VERSION
+    finally:
+        db.close()
+    other = os.open(home / ".init.lock", os.O_RDWR)
+    try:  # and lets the lock go when done
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(other)
+
+
+def test_a_database_of_the_first_release_ends_with_the_tables_of_a_new_one(
+    tmp_path: Path,
+) -> None:
+    from plankit.agentflow.schema import MIGRATIONS
+
+    new, old = tmp_path / "new", tmp_path / "old"
+    store.connect(str(new)).close()
+    old.mkdir()
+    # the first release: migration 1's tables, its version only in PRAGMA user_version
+    with sqlite3.connect(old / "agentflow.db") as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        for statement in MIGRATIONS[0][2]:
+            conn.execute(statement.replace("{serial}", "INTEGER PRIMARY KEY AUTOINCREMENT"))
+        conn.execute("PRAGMA user_version = 1")
+    store.connect(str(old)).close()
+    query = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+    with sqlite3.connect(new / "agentflow.db") as a, sqlite3.connect(old / "agentflow.db") as b:
+        assert b.execute(query).fetchall() == a.execute(query).fetchall()
+        assert [r[0] for r in b.execute("SELECT version FROM schema_version")] == [1, 2, 3]
+
+
+def test_times_are_whole_milliseconds_in_the_file(home: Path) -> None:
+    # other programs reading the file (the sqlite3 shell, a backup script) see integers,
+    # as PostgreSQL's BIGINT columns hold them
+    plane = ControlPlane()
+    context = plane.start_session()
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
+    plane.commit(context.session.session_id)
+    assert plane.claim(context.session.session_id, agent="w1").task is not None
+    plane.close()
+    with sqlite3.connect(home / "agentflow.db") as conn:
+        kinds = conn.execute("SELECT typeof(changed_at), typeof(lease_until) FROM tasks")
+        assert kinds.fetchall() == [("integer", "integer")]
+
+
+def test_recorded_times_are_utc_with_milliseconds(home: Path) -> None:
+    import re
+    from datetime import UTC, datetime
+
+    plane = ControlPlane()
+    created = plane.start_session().session.created_at
+    plane.close()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", created), created
+    stamped = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    assert abs((datetime.now(UTC) - stamped).total_seconds()) < 60
+
+
+def test_a_reader_of_a_database_it_cannot_write_sees_the_owner_s_changes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owner = ControlPlane()
+    owner.start_session()
+    # the file belongs to another user, who keeps writing it; this one may only read
+    monkeypatch.setattr(store, "_writable", lambda path: not path.endswith("agentflow.db"))
+    db = store.connect(str(home), write=False)
+    try:
+        assert db.read_only
+        # a writer holding the lock is waited for, as long as a writer waits
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == store.BUSY_TIMEOUT * 1000
+        assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+        owner.start_session()
+        assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2
+    finally:
+        db.close()
+        owner.close()
+
+
+def test_a_writer_waits_as_long_as_the_busy_timeout_for_another_program(home: Path) -> None:
+    # the sqlite3 shell or a backup holding the write lock a while is waited for
+    db = store.connect(str(home))
+    try:
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == store.BUSY_TIMEOUT * 1000
+    finally:
+        db.close()
+
+
+def test_a_read_only_directory_without_shared_memory_is_read_as_it_is(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plane = ControlPlane()
+    context = plane.start_session()
+    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
+    plane.commit(context.session.session_id)
+    plane.close()
+    monkeypatch.setattr(store, "_writable", lambda path: False)
+    opened = sqlite3.connect
+
+    def connect(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        # in a directory nobody may write, WAL's -shm file cannot be created
+        if "mode=ro" in database:
+            raise sqlite3.OperationalError("unable to open database file")
+        return opened(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    db = store.connect(str(home), write=False)
+    try:
+        assert db.read_only
+        assert db.execute("SELECT task_id, state FROM tasks").fetchall() == [("a", "ready")]
+        with pytest.raises(ControlError) as info, db.transaction():
+            pass
+        assert info.value.rule == "read-only"
+    finally:
+        db.close()

@@ -99,7 +99,15 @@ class PostgresDatabase(Database):
         self.execute("SELECT 1 FROM sessions WHERE session_id = ? FOR UPDATE", (session_id,))
 
     def version(self) -> int:
-        if self.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+        # Read from pg_class, not with to_regclass(): that looks the name up in this
+        # connection's catalog cache, which can still miss a table another plankit has
+        # created since (while this one waited for the migration lock).
+        found = self.execute(
+            "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+            "AND c.relname = 'schema_version'"
+        ).fetchone()
+        if found is None:
             return 0
         return int(self.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0)
 

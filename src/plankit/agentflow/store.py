@@ -253,10 +253,18 @@ def connect_sqlite(home: str, *, write: bool = True) -> SqliteDatabase:
 
 
 def _migrate_sqlite(db: SqliteDatabase, home: str) -> None:
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     # The first process to arrive migrates; the others wait and re-check.
-    with FileLock(os.path.join(home, ".init.lock"), timeout=BUSY_TIMEOUT):
+    lock = FileLock(os.path.join(home, ".init.lock"), timeout=BUSY_TIMEOUT)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ControlError(
+            "busy",
+            f"another plankit has been migrating {db.where} for {BUSY_TIMEOUT:.0f} s; retry",
+        ) from None
+    try:
         start = db.version()
         if start >= SCHEMA_VERSION:
             return
@@ -280,6 +288,8 @@ def _migrate_sqlite(db: SqliteDatabase, home: str) -> None:
             apply_migrations(db, start)
             # Older plankits read only this: they refuse the newer schema.
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    finally:
+        lock.release()
 
 
 def connect(home: str, *, write: bool = True) -> SqliteDatabase:
