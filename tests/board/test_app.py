@@ -236,10 +236,10 @@ def test_a_big_tree_fills_its_list_in_the_background(
 
 
 async def _events(
-    app: Starlette, hub: Hub, *, publish: list[dict[str, Any]], chunks: int = 0
+    app: Starlette, hub: Hub, *, publish: list[dict[str, Any]], chunks: int = 0, after: int = 1
 ) -> tuple[dict[str, Any], bytes]:
-    """The event stream's response head and body while ``publish`` is sent and the hub
-    closes."""
+    """The event stream's response head and body (at least ``chunks`` writes) while
+    ``publish`` is sent, once ``after`` writes came, and the hub closes."""
     started: dict[str, Any] = {}
     body: list[bytes] = []
     gone = asyncio.Event()
@@ -274,10 +274,15 @@ async def _events(
         "server": ("127.0.0.1", 80),
     }
     task = asyncio.create_task(app(scope, receive, send))  # type: ignore[arg-type]
-    await until(lambda: body, "the stream's first line", WAIT)
+    await until(lambda: len(body) >= after, "the stream's first lines", WAIT)
     for event in publish:
         hub.publish(event)
-    await until(lambda: len(body) > max(len(publish), chunks - 1), "the events on the stream", WAIT)
+
+    def sent() -> bool:
+        data = sum(1 for chunk in body if chunk.startswith(b"data: "))
+        return data > len(publish) and len(body) >= chunks
+
+    await until(sent, "the events on the stream", WAIT)
     hub.close()
     await asyncio.wait_for(task, 30)
     gone.set()
@@ -357,3 +362,34 @@ def test_a_plan_directory_changes_with_the_session_that_owns_it(project: Path) -
         wait_until(told, "the plan directory's new line", WAIT)
     assert told()[0]["plan"]["progress"] == {"done": 1, "total": 3}
     assert any(e.get("plan", {}).get("id") == "session:s-1" for e in published)
+
+
+def test_a_plan_deep_in_the_tree_changed_on_disk_reaches_the_pages(project: Path) -> None:
+    deep = project / "docs" / "releases" / "v2.plan.md"
+    deep.parent.mkdir(parents=True)
+    deep.write_text(PLAN)
+    app = create_app(project)
+    published: list[dict[str, Any]] = []
+    app.state.hub.publish = published.append
+    with TestClient(app, base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")
+        deep.write_text(PLAN.replace("- [ ] 1.2", "- [x] 1.2"))
+        wait_until(
+            lambda: any(e["type"] == "changed" for e in published), "the change as an event", WAIT
+        )
+    [event] = [e for e in published if e["type"] == "changed"]
+    assert event["plan"]["id"] == "checklist:docs/releases/v2.plan.md"
+    assert event["plan"]["progress"] == {"done": 2, "total": 2}
+
+
+def test_a_stream_kept_alive_still_carries_the_next_event(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(board_app, "KEEPALIVE", 0.01)
+    app = create_app(project, watch=False)
+    event = {"type": "removed", "id": "checklist:PLAN.md"}
+    _head, body = asyncio.run(_events(app, app.state.hub, publish=[event], after=2))
+    assert body.startswith(b'data: {"type": "hello"}\n\n: keep-alive\n\n')
+    assert body.count(b"data: ") == 2
+    line = b"data: " + json.dumps(event).encode() + b"\n\n"
+    assert body.index(line) > body.index(b": keep-alive\n\n")
