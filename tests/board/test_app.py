@@ -88,6 +88,35 @@ def test_the_page_and_its_two_files_are_served_nothing_else(project: Path) -> No
     )
 
 
+def test_a_request_naming_no_host_is_refused(project: Path) -> None:
+    # HTTP/1.0 lets a client leave the Host header out; the board cannot tell it is ours
+    app = create_app(project, watch=False)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.0",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/plans",
+        "raw_path": b"/api/plans",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
+    assert sent[0]["status"] == 403
+
+
 def test_a_token_set_replaces_the_host_check(project: Path) -> None:
     api = _api(project, token="s3cret")
     refused = api.get("/api/plans", headers={"host": "board.lan:8765"})
