@@ -93,6 +93,19 @@ def test_a_markdown_file_with_no_title_and_no_step_is_not_a_checklist(tmp_path: 
     assert detail(tmp_path / "gone.plan.md", "gone.plan.md") is None
 
 
+def test_a_plan_with_a_title_and_no_step_yet_is_a_checklist() -> None:
+    text = "# Plan: Move the docs site\n\nGoal: one site for every version\n"
+    head = checklist_head(text, "PLAN.md", None)
+    assert head is not None and (head["title"], head["progress"], head["state"]) == (
+        "Move the docs site",
+        {"done": 0, "total": 0},
+        "todo",
+    )
+    page = checklist_page(text, "PLAN.md", "PLAN.md", None)
+    assert page is not None and (page["current"], page["next"]) == (None, None)
+    assert [w["code"] for w in page["warnings"]] == ["no-tasks"]
+
+
 def test_steps_without_a_title_are_named_after_the_file() -> None:
     text = "### Phase 1: Ship\n- [x] 1.1 Write it\n- [ ] 1.2 Ship it\n"
     head = checklist_head(text, "todo.plan.md", None)
