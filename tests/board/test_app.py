@@ -22,6 +22,7 @@ from tests.board.sessions import CREATE, Turn, write_session
 from tests.waiting import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+STATIC = ROOT / "src" / "plankit" / "board" / "static"
 WAIT = 20.0
 """Seconds to wait for what the app does in the background (a poll every 10 ms, a file
 event within 100 ms): far beyond what it needs on a busy machine."""
@@ -77,7 +78,10 @@ def test_the_page_and_its_two_files_are_served_nothing_else(project: Path) -> No
     script = api.get("/static/board.js")
     assert script.status_code == 200
     assert script.headers["content-type"] == "text/javascript; charset=utf-8"
-    assert api.get("/static/board.css").headers["content-type"] == "text/css; charset=utf-8"
+    assert script.content == (STATIC / "board.js").read_bytes()
+    style = api.get("/static/board.css")
+    assert style.headers["content-type"] == "text/css; charset=utf-8"
+    assert style.content == (STATIC / "board.css").read_bytes()
     for name in ("index.html", "favicon.ico", "app.py"):
         missing = api.get(f"/static/{name}")
         assert (missing.status_code, missing.text) == (404, "not found")
@@ -262,6 +266,27 @@ def test_a_big_tree_fills_its_list_in_the_background(
         wait_until(lambda: len(published) >= len(listed) - 1, "every plan read", WAIT)
         assert {e["plan"]["title"] for e in published} >= {"Plan b", "Plan c"}
     assert app.state.catalog.root == project.resolve()
+
+
+def test_the_rest_of_a_big_tree_is_read_once_and_only_when_left_unread(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fills: list[object] = []
+
+    async def fill(catalog: object, hub: Hub, filling: set[object]) -> None:
+        fills.append(catalog)
+        await asyncio.Event().wait()  # still reading when the board stops
+
+    monkeypatch.setattr(board_app, "_fill", fill)
+    with TestClient(create_app(project, watch=False), base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")  # two plans: every one read at once
+    assert fills == []
+    monkeypatch.setattr(board_app, "FIRST_READS", 1)
+    (project / "b.plan.md").write_text(PLAN)
+    with TestClient(create_app(project, watch=False), base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")
+        api.get("/api/plans")  # a reload while the rest is being read
+    assert len(fills) == 1
 
 
 async def _events(
