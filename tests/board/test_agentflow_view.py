@@ -107,6 +107,8 @@ def test_updated_is_the_latest_change_among_plan_and_tasks(tmp_path: Path) -> No
         os.utime(file, (1_700_000_000 + i, 1_700_000_000 + i))
     os.utime(path / "tasks" / "02-implement-service.md", (1_764_150_764, 1_764_150_764))
     assert summary(path, REL)["updated"] == "2025-11-26T09:52:44Z"
+    os.utime(path / "plan.md", (1_764_160_000, 1_764_160_000))  # the plan edited last
+    assert summary(path, REL)["updated"] == "2025-11-26T12:26:40Z"
 
 
 def test_a_plan_md_that_is_a_fifo_is_said(tmp_path: Path) -> None:
@@ -127,6 +129,21 @@ def test_the_history_text_is_the_plan_and_each_task_file(tmp_path: Path) -> None
             "--- 03-wire-handler.md\n" + _task("wire-handler", ["implement-service"]),
         ]
     )
+
+
+def test_an_empty_task_file_adds_only_its_name_to_the_history_text(tmp_path: Path) -> None:
+    path = _plan_dir(tmp_path)
+    (path / "tasks" / "04-write-docs.md").write_text("")  # created, not written yet
+    (path / "plan.md").unlink()
+    assert text(path).split("\n--- ")[0] == ""
+    assert text(path).endswith("\n--- 04-write-docs.md\n")
+
+
+def test_a_plan_directory_removed_after_the_walk_is_named_from_the_root(tmp_path: Path) -> None:
+    path = tmp_path / "plans" / "gone"
+    page = detail(path, "plans/gone")
+    assert page["plan"] is None
+    assert [(e["code"], e["file"]) for e in page["errors"]] == [("plan-missing", "plans/gone")]
 
 
 def test_problems_name_files_from_the_root_and_state_json_refusals_are_said(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from tests.board.sessions import CREATE, Turn, write_session
 from tests.waiting import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+STATIC = ROOT / "src" / "plankit" / "board" / "static"
 WAIT = 20.0
 """Seconds to wait for what the app does in the background (a poll every 10 ms, a file
 event within 100 ms): far beyond what it needs on a busy machine."""
@@ -77,7 +78,10 @@ def test_the_page_and_its_two_files_are_served_nothing_else(project: Path) -> No
     script = api.get("/static/board.js")
     assert script.status_code == 200
     assert script.headers["content-type"] == "text/javascript; charset=utf-8"
-    assert api.get("/static/board.css").headers["content-type"] == "text/css; charset=utf-8"
+    assert script.content == (STATIC / "board.js").read_bytes()
+    style = api.get("/static/board.css")
+    assert style.headers["content-type"] == "text/css; charset=utf-8"
+    assert style.content == (STATIC / "board.css").read_bytes()
     for name in ("index.html", "favicon.ico", "app.py"):
         missing = api.get(f"/static/{name}")
         assert (missing.status_code, missing.text) == (404, "not found")
@@ -86,6 +90,35 @@ def test_the_page_and_its_two_files_are_served_nothing_else(project: Path) -> No
         api.get("/static/board.js", headers={"x-frame-options": "x"}).headers["x-frame-options"]
         == "DENY"
     )
+
+
+def test_a_request_naming_no_host_is_refused(project: Path) -> None:
+    # HTTP/1.0 lets a client leave the Host header out; the board cannot tell it is ours
+    app = create_app(project, watch=False)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.0",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/plans",
+        "raw_path": b"/api/plans",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
+    assert sent[0]["status"] == 403
 
 
 def test_a_token_set_replaces_the_host_check(project: Path) -> None:
@@ -235,11 +268,32 @@ def test_a_big_tree_fills_its_list_in_the_background(
     assert app.state.catalog.root == project.resolve()
 
 
+def test_the_rest_of_a_big_tree_is_read_once_and_only_when_left_unread(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fills: list[object] = []
+
+    async def fill(catalog: object, hub: Hub, filling: set[object]) -> None:
+        fills.append(catalog)
+        await asyncio.Event().wait()  # still reading when the board stops
+
+    monkeypatch.setattr(board_app, "_fill", fill)
+    with TestClient(create_app(project, watch=False), base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")  # two plans: every one read at once
+    assert fills == []
+    monkeypatch.setattr(board_app, "FIRST_READS", 1)
+    (project / "b.plan.md").write_text(PLAN)
+    with TestClient(create_app(project, watch=False), base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")
+        api.get("/api/plans")  # a reload while the rest is being read
+    assert len(fills) == 1
+
+
 async def _events(
-    app: Starlette, hub: Hub, *, publish: list[dict[str, Any]], chunks: int = 0
+    app: Starlette, hub: Hub, *, publish: list[dict[str, Any]], chunks: int = 0, after: int = 1
 ) -> tuple[dict[str, Any], bytes]:
-    """The event stream's response head and body while ``publish`` is sent and the hub
-    closes."""
+    """The event stream's response head and body (at least ``chunks`` writes) while
+    ``publish`` is sent, once ``after`` writes came, and the hub closes."""
     started: dict[str, Any] = {}
     body: list[bytes] = []
     gone = asyncio.Event()
@@ -274,10 +328,15 @@ async def _events(
         "server": ("127.0.0.1", 80),
     }
     task = asyncio.create_task(app(scope, receive, send))  # type: ignore[arg-type]
-    await until(lambda: body, "the stream's first line", WAIT)
+    await until(lambda: len(body) >= after, "the stream's first lines", WAIT)
     for event in publish:
         hub.publish(event)
-    await until(lambda: len(body) > max(len(publish), chunks - 1), "the events on the stream", WAIT)
+
+    def sent() -> bool:
+        data = sum(1 for chunk in body if chunk.startswith(b"data: "))
+        return data > len(publish) and len(body) >= chunks
+
+    await until(sent, "the events on the stream", WAIT)
     hub.close()
     await asyncio.wait_for(task, 30)
     gone.set()
@@ -357,3 +416,34 @@ def test_a_plan_directory_changes_with_the_session_that_owns_it(project: Path) -
         wait_until(told, "the plan directory's new line", WAIT)
     assert told()[0]["plan"]["progress"] == {"done": 1, "total": 3}
     assert any(e.get("plan", {}).get("id") == "session:s-1" for e in published)
+
+
+def test_a_plan_deep_in_the_tree_changed_on_disk_reaches_the_pages(project: Path) -> None:
+    deep = project / "docs" / "releases" / "v2.plan.md"
+    deep.parent.mkdir(parents=True)
+    deep.write_text(PLAN)
+    app = create_app(project)
+    published: list[dict[str, Any]] = []
+    app.state.hub.publish = published.append
+    with TestClient(app, base_url="http://127.0.0.1") as api:
+        api.get("/api/plans")
+        deep.write_text(PLAN.replace("- [ ] 1.2", "- [x] 1.2"))
+        wait_until(
+            lambda: any(e["type"] == "changed" for e in published), "the change as an event", WAIT
+        )
+    [event] = [e for e in published if e["type"] == "changed"]
+    assert event["plan"]["id"] == "checklist:docs/releases/v2.plan.md"
+    assert event["plan"]["progress"] == {"done": 2, "total": 2}
+
+
+def test_a_stream_kept_alive_still_carries_the_next_event(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(board_app, "KEEPALIVE", 0.01)
+    app = create_app(project, watch=False)
+    event = {"type": "removed", "id": "checklist:PLAN.md"}
+    _head, body = asyncio.run(_events(app, app.state.hub, publish=[event], after=2))
+    assert body.startswith(b'data: {"type": "hello"}\n\n: keep-alive\n\n')
+    assert body.count(b"data: ") == 2
+    line = b"data: " + json.dumps(event).encode() + b"\n\n"
+    assert body.index(line) > body.index(b": keep-alive\n\n")

@@ -64,6 +64,7 @@ def test_the_page_has_the_current_and_next_step_and_each_steps_state(tmp_path: P
     states = [t["state"] for p in page["plan"]["phases"] for t in p["tasks"]]
     assert states == ["done", "doing", "todo", "todo"]
     assert page["markdown"] == PLAN and page["progress"] == {"done": 1, "total": 4}
+    assert "raw" not in page["plan"]  # the text is sent once, as "markdown"
     head, text = summary(tmp_path / "PLAN.md", "PLAN.md")
     assert text == PLAN and head is not None and head["updated"] == "2025-11-26T09:52:44Z"
 
@@ -83,6 +84,10 @@ def test_lint_warnings_name_the_file(tmp_path: Path) -> None:
     page = checklist_page(text, "docs/PLAN.md", "PLAN.md", None)
     assert page is not None and page["warnings"]
     assert {w["file"] for w in page["warnings"]} == {"docs/PLAN.md"}
+    (tmp_path / "PLAN.md").write_text(text)
+    page = detail(tmp_path / "PLAN.md", "docs/PLAN.md")
+    assert page is not None and page["warnings"]
+    assert {w["file"] for w in page["warnings"]} == {"docs/PLAN.md"}
 
 
 def test_a_markdown_file_with_no_title_and_no_step_is_not_a_checklist(tmp_path: Path) -> None:
@@ -93,11 +98,29 @@ def test_a_markdown_file_with_no_title_and_no_step_is_not_a_checklist(tmp_path: 
     assert detail(tmp_path / "gone.plan.md", "gone.plan.md") is None
 
 
-def test_steps_without_a_title_are_named_after_the_file() -> None:
+def test_a_plan_with_a_title_and_no_step_yet_is_a_checklist() -> None:
+    text = "# Plan: Move the docs site\n\nGoal: one site for every version\n"
+    head = checklist_head(text, "PLAN.md", None)
+    assert head is not None and (head["title"], head["progress"], head["state"]) == (
+        "Move the docs site",
+        {"done": 0, "total": 0},
+        "todo",
+    )
+    page = checklist_page(text, "PLAN.md", "PLAN.md", None)
+    assert page is not None and (page["current"], page["next"]) == (None, None)
+    assert [w["code"] for w in page["warnings"]] == ["no-tasks"]
+
+
+def test_steps_without_a_title_are_named_after_the_file(tmp_path: Path) -> None:
     text = "### Phase 1: Ship\n- [x] 1.1 Write it\n- [ ] 1.2 Ship it\n"
     head = checklist_head(text, "todo.plan.md", None)
     assert head is not None and head["title"] == "todo.plan.md"
     page = checklist_page(text, "todo.plan.md", "todo.plan.md", None)
+    assert page is not None and page["title"] == "todo.plan.md"
+    (tmp_path / "todo.plan.md").write_text(text)
+    head, _text = summary(tmp_path / "todo.plan.md", "docs/todo.plan.md")
+    assert head is not None and head["title"] == "todo.plan.md"
+    page = detail(tmp_path / "todo.plan.md", "docs/todo.plan.md")
     assert page is not None and page["title"] == "todo.plan.md"
 
 
@@ -116,15 +139,37 @@ def test_a_parser_failure_shows_the_text_and_the_error(monkeypatch: pytest.Monke
         "progress": {"done": 0, "total": 0},
         "status": "unreadable",
     }
-    page = checklist_page(PLAN, "docs/PLAN.md", "PLAN.md", None)
-    assert page is not None and page["markdown"] == PLAN and page["status"] == "unreadable"
-    assert page["errors"] == [
-        {
-            "code": "bad-phase",
-            "message": "phase heading out of order",
-            "line": None,
-            "file": "docs/PLAN.md",
-        }
+    page = checklist_page(PLAN, "docs/PLAN.md", "PLAN.md", "2026-11-20T09:00:00Z")
+    assert page == {
+        "title": "PLAN.md",
+        "progress": {"done": 0, "total": 0},
+        "updated": "2026-11-20T09:00:00Z",
+        "status": "unreadable",
+        "errors": [
+            {
+                "code": "bad-phase",
+                "message": "phase heading out of order",
+                "line": None,
+                "file": "docs/PLAN.md",
+            }
+        ],
+        "markdown": PLAN,
+    }
+
+
+def test_a_plan_too_deep_for_the_parser_is_unreadable_not_a_500(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from plankit.checklist import plan
+
+    def too_deep(text: str) -> object:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(plan, "parse_plan", too_deep)
+    page = checklist_page(PLAN, "PLAN.md", "PLAN.md", None)
+    assert page is not None and page["status"] == "unreadable"
+    assert [(e["code"], e["message"]) for e in page["errors"]] == [
+        ("unreadable", "maximum recursion depth exceeded")
     ]
 
 
