@@ -324,11 +324,45 @@ def test_an_announcement_after_the_last_fence_could_open_a_block() -> None:
         "# Worker\n\nThe queue is guarded by a lock.\n``` Here is what it prints:\n\n"
         "Let me know if it differs.\n"
     )
-    assert _unclosed(HEAD + create, 19) == UNCLOSED + (
+    reading = (
         "line 24 ('``` Here is what it prints:') either closes it, with text after the "
         "fence, or opens a block inside it: put the closing ``` alone on its line, or close "
         "the inner block"
     )
+    assert _unclosed(HEAD + create, 19) == UNCLOSED + reading
+    crlf = (HEAD + create).replace("\n", "\r\n")
+    (problem,) = answer_to_plan(crlf).problems  # the answer's text keeps its CRs
+    assert problem.message == UNSURE + reading
+
+
+CREATE_WORKER = "### `CREATE`\n- **File Path:** [docs/worker.md](/docs/worker.md)\n"
+WORKER_DOC = "# Worker\n\nThe queue is guarded by a lock:\n\n"
+
+
+@pytest.mark.parametrize("fence", ["````", "~~~"])
+def test_a_fence_of_another_kind_with_a_word_cannot_close_the_block(fence: str) -> None:
+    # a block fenced longer, or with tildes: its last line ```python opens an inner block
+    text = HEAD + CREATE_WORKER + f"{fence}markdown\n" + WORKER_DOC + "```python\n"
+    assert _unclosed(text, 19) == (
+        f"the fenced block opened here with {fence} is never closed; close it with a "
+        f"{fence} line after its last line"
+    )
+
+
+def test_an_inner_block_left_open_at_the_end_is_not_a_closing_fence() -> None:
+    code = "```python\nwith queue.lock:\n    queue.put(job)\n"
+    assert _unclosed(HEAD + CREATE_WORKER + "```markdown\n" + WORKER_DOC + code, 19) == NO_READING
+
+
+def test_a_sentence_on_the_last_fence_at_the_very_end_of_the_answer_is_a_remark() -> None:
+    # no newline after it, as a model's answer often ends
+    text = HEAD + CREATE_WORKER + "```markdown\n" + WORKER_DOC + "It holds.\n``` Done."
+    assert _unclosed(text, 19) == NO_READING
+    result = answer_to_plan(text)
+    assert result.changes == (
+        Change(25, "the closing fence here has text after it: read as the end of the block opened at line 19 and a remark after the plan, dropped (line 25): 'Done.'", "tail"),
+    )  # fmt: skip
+    assert not result.problems
 
 
 def test_the_lines_are_right_at_the_end_of_a_long_script_with_blank_lines() -> None:
