@@ -390,3 +390,12 @@ def test_only_the_last_4_kb_of_a_long_open_block_are_read_for_a_remark() -> None
         "runbook is done by hand.'): close it after line 318 to keep them, or after line "
         "122 and delete them"
     )
+
+
+def test_a_blank_first_line_in_the_block_is_counted() -> None:
+    text = HEAD + EXECUTE_OPEN.replace("```shell\n", "```shell\n\n")
+    assert _unclosed(text) == UNCLOSED + (
+        "line 24 is either its last line or a remark after the plan ('Let me know if the "
+        "tests fail and I'll …'): close it after line 24 to keep it, or after line 22 and "
+        "delete it"
+    )
