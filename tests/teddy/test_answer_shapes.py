@@ -288,11 +288,12 @@ def test_a_line_of_inline_code_is_no_fence_and_a_bold_action_after_it_starts_one
 def test_a_heading_with_a_path_needs_that_path_in_its_metadata_written_any_way() -> None:
     answer, meant = _plan(
         "### CREATE: `docs/guide.md`\n- **File Path:** [docs/other.md](/docs/other.md)\n"
-        "```markdown\n# Guide\n```\n\n### READ: docs/guide.md\n- **Resource:** `docs/guide.md`\n"
-        "\n### EDIT: docs/guide.md\n- **File Path:** [docs/guide.md](docs/guide.md)\n"
+        "```markdown\n# Guide\n```\n\n### EDIT: docs/guide.md\n"
+        "- **File Path:** [docs/guide.md](docs/guide.md)\n\n### READ: docs/guide.md\n"
+        "- **Resource:** `docs/guide.md`\n"
     )
     assert reshape(answer)[0] == _rewritten(
-        meant, ("### READ: docs/guide.md", "### `READ`"), ("### EDIT: docs/guide.md", "### `EDIT`")
+        meant, ("### EDIT: docs/guide.md", "### `EDIT`"), ("### READ: docs/guide.md", "### `READ`")
     )
 
 
@@ -333,3 +334,4 @@ def test_a_section_heading_is_read_through_bold_a_colon_and_its_level() -> None:
     meant = meant.replace("### `Step 2: EDIT`", "### `EDIT`")
     for heading in ("# **Action Plan:**", "### Action Plan"):
         assert reshape(answer.replace("# Action Plan", heading))[0] == meant
+    assert reshape(answer.replace("## Rationale", "### Rationale"))[0] == meant
