@@ -204,3 +204,134 @@ def test_a_bold_chat_with_user_is_an_action_and_its_question_stays() -> None:
     assert _repaired(answer.replace("**CHAT_WITH_USER**", "__CHAT_WITH_USER__")) == meant.replace(
         "**CHAT_WITH_USER**", "### `CHAT_WITH_USER`"
     )
+
+
+# --- each rule at its edges (tools/mutate.py showed no test holding them) ----------------
+
+
+@pytest.fixture(autouse=True)
+def _fresh_name_caches() -> None:
+    """The name lookups are cached for the process: each test starts with empty caches,
+    so what it checks is what the code computes now, not an answer an earlier test left."""
+    section_named.cache_clear()
+    action_named.cache_clear()
+
+
+def _rewritten(answer: str, *edits: tuple[str, str]) -> str:
+    for old, new in edits:
+        assert old in answer
+        answer = answer.replace(old, new, 1)
+    return answer
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_remark_on_a_fence_and_a_rule_go_only_right_before_the_next_part(
+    newline: str,
+) -> None:
+    answer, meant = _plan(
+        "### `CREATE`\n- **File Path:** [docs/guide.md](/docs/guide.md)\n```markdown\n# Guide\n"
+        "``` Next, I'll read it back.\n### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+        "\n  <!-- then ask -->\n\n---\n### `CHAT_WITH_USER`\nDoes the guide read well?\n\n---\n"
+    )
+    meant = _rewritten(
+        meant,
+        ("``` Next, I'll read it back.", "```"),
+        ("  <!-- then ask -->", ""),
+        ("---\n### `CHAT", "\n### `CHAT"),
+    )  # the last rule opens no part: it stays
+    assert reshape(answer.replace("\n", newline)) == (
+        meant.replace("\n", newline),
+        (
+            Change(15, "rewrote the heading '# Action Plan'", "heading"),
+            Change(21, "the closing fence here has text after it: read as the end of its block and a remark before the next part, dropped: 'Next, I'll read it back.'", "tail"),
+            Change(25, "dropped the HTML comment (line 25) between actions", "separator"),
+            Change(27, "dropped the rule '---' before the next part", "separator"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_comment_left_open_at_the_end_is_dropped_to_the_end() -> None:
+    answer, meant = _plan(
+        "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n<!-- more steps\nlater"
+    )
+    text, changes = reshape(answer)
+    assert text == meant.replace("<!-- more steps\nlater", "\n")
+    assert changes[-1] == Change(
+        20, "dropped the HTML comment (lines 20-21) between actions", "separator"
+    )
+
+
+def test_a_fence_with_a_word_inside_a_block_of_the_same_fence_is_content() -> None:
+    answer, meant = _plan(
+        "### `CREATE`\n- **File Path:** [docs/guide.md](/docs/guide.md)\n```markdown\n# Guide\n"
+        "```text\n## Action plan:\n```\n\n### `CHAT_WITH_USER`\nDone?\n"
+    )
+    assert reshape(answer)[0] == meant
+
+
+def test_in_a_message_only_a_heading_of_level_3_or_less_in_capitals_starts_an_action() -> None:
+    answer, meant = _plan(
+        "### `CHAT_WITH_USER`\nShall I go on?\n\n#### READ\nthe notes first.\n\n### Rationale\n"
+        "is above.\n\n### 2. READ\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+    )
+    assert reshape(answer)[0] == meant.replace("### 2. READ", "### `READ`")
+
+
+def test_a_line_of_inline_code_is_no_fence_and_a_bold_action_after_it_starts_one() -> None:
+    answer, meant = _plan(
+        "### `CHAT_WITH_USER`\nBefore you answer:\n\n```make docs``` builds the site.\n\n"
+        "**READ**\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+    )
+    assert reshape(answer)[0] == meant.replace("**READ**", "### `READ`")
+
+
+def test_a_heading_with_a_path_needs_that_path_in_its_metadata_written_any_way() -> None:
+    answer, meant = _plan(
+        "### CREATE: `docs/guide.md`\n- **File Path:** [docs/other.md](/docs/other.md)\n"
+        "```markdown\n# Guide\n```\n\n### EDIT: docs/guide.md\n"
+        "- **File Path:** [docs/guide.md](docs/guide.md)\n\n### READ: docs/guide.md\n"
+        "- **Resource:** `docs/guide.md`\n"
+    )
+    assert reshape(answer)[0] == _rewritten(
+        meant, ("### EDIT: docs/guide.md", "### `EDIT`"), ("### READ: docs/guide.md", "### `READ`")
+    )
+
+
+@pytest.mark.parametrize("bullet", ["-", "*", "+"])
+def test_bare_metadata_lines_go_on_after_a_bulleted_one(bullet: str) -> None:
+    answer, meant = _plan(
+        f"### `READ`\n{bullet} **Resource:** [docs/guide.md](/docs/guide.md)\n"
+        "**Description:** Read the guide back.\n"
+    )
+    description = "**Description:** Read the guide back."
+    assert reshape(answer)[0] == meant.replace(description, "- " + description)
+
+
+def test_an_indented_metadata_line_becomes_an_item_and_a_message_keeps_its_bold_key() -> None:
+    answer, meant = _plan(
+        "### `EXECUTE`\n **Description:** Run the tests.\n```shell\npytest -q\n```\n\n"
+        "### `CHAT_WITH_USER`\n**Description:** of what you saw, please.\n"
+    )
+    text, changes = reshape(answer)
+    assert text == meant.replace(" **Description:** Run", "- **Description:** Run")
+    assert changes[-1] == Change(
+        18, "made '**Description:** Run the tests.' a metadata list item", "metadata"
+    )
+
+
+def test_a_paragraph_or_a_key_no_action_takes_ends_the_metadata() -> None:
+    answer, meant = _plan(
+        "### `EXECUTE`\n- **Description:** Run the tests.\nThis runs the whole suite.\n"
+        "**Expected Outcome:** All pass.\n```shell\npytest -q\n```\n\n"
+        "### `READ`\n**Resource:** [docs/guide.md](/docs/guide.md)\n**Note:** keep it short\n"
+        "**Description:** Read it back.\n"
+    )
+    assert reshape(answer)[0] == meant.replace("**Resource:**", "- **Resource:**")
+
+
+def test_a_section_heading_is_read_through_bold_a_colon_and_its_level() -> None:
+    answer, meant = _plan("### `Step 2: EDIT`\n- **File Path:** [docs/guide.md](/docs/guide.md)\n")
+    meant = meant.replace("### `Step 2: EDIT`", "### `EDIT`")
+    for heading in ("# **Action Plan:**", "### Action Plan"):
+        assert reshape(answer.replace("# Action Plan", heading))[0] == meant
+    assert reshape(answer.replace("## Rationale", "### Rationale"))[0] == meant

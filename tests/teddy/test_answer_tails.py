@@ -188,3 +188,214 @@ def test_a_remark_of_forty_characters_is_quoted_whole() -> None:
     (tail,) = [c for c in result.changes if c.kind == "tail"]
     assert tail.message.endswith(f"dropped (line 28): '{remark}'")
     assert "opened at line 19" in tail.message
+
+
+# --- what reads as a remark at the end of an open block (the parser's message) ----------
+
+REMARK = "Let me know if the tests fail and I'll take another look."
+"""The remark of :data:`EXECUTE_OPEN`, on line 23 of ``HEAD + EXECUTE_OPEN``."""
+
+
+def _unclosed(text: str, line: int = 20) -> str:
+    """The message of the one problem of ``text``: its last block, opened at ``line``, is
+    never closed."""
+    plan, diagnostics = check_plan(text)
+    assert plan is None
+    assert [(d.line, d.code) for d in diagnostics] == [(line, "fence-unclosed")]
+    return diagnostics[0].message
+
+
+UNCLOSED = "the fenced block opened here with ``` is never closed; "
+UNSURE = "the block opened here is never closed, and its end cannot be told: "
+NO_READING = UNCLOSED + "close it with a ``` line after its last line"
+
+
+def test_a_remark_is_named_with_its_line_and_both_places_to_close() -> None:
+    assert _unclosed(HEAD + EXECUTE_OPEN) == UNCLOSED + (
+        "line 23 is either its last line or a remark after the plan ('Let me know if the "
+        "tests fail and I'll …'): close it after line 23 to keep it, or after line 21 and "
+        "delete it"
+    )
+
+
+def test_a_remark_of_two_lines_is_named_whole() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(
+        REMARK, "Tell me if the worker test still fails\nonce the lock is in."
+    )
+    assert _unclosed(text) == UNCLOSED + (
+        "lines 23-24 are either its last lines or a remark after the plan ('Tell me if the "
+        "worker test still fails'): close it after line 24 to keep them, or after line 21 "
+        "and delete them"
+    )
+
+
+def test_a_remark_of_two_paragraphs_is_named_whole() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(REMARK, "Thanks for the review.\n\n" + REMARK)
+    assert _unclosed(text) == UNCLOSED + (
+        "lines 23-25 are either its last lines or a remark after the plan ('Thanks for the "
+        "review.'): close it after line 25 to keep them, or after line 21 and delete them"
+    )
+
+
+def test_a_remark_under_the_last_of_several_commands_starts_at_its_own_line() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(
+        "pytest -q tests/test_worker.py\n\n", "cd tests\npytest -q test_worker.py\n"
+    )
+    assert _unclosed(text) == UNCLOSED + (
+        "line 23 is either its last line or a remark after the plan ('Let me know if the "
+        "tests fail and I'll …'): close it after line 23 to keep it, or after line 22 and "
+        "delete it"
+    )
+
+
+def test_a_remark_of_forty_characters_under_an_open_block_is_quoted_whole() -> None:
+    remark = "Should the docs mention the retry limit?"
+    assert len(remark) == 40
+    assert f"('{remark}')" in _unclosed(HEAD + EXECUTE_OPEN.replace(REMARK, remark))
+
+
+@pytest.mark.parametrize("emoji", ["🚀", "✅", "☀️", "🌀", "➿"])
+def test_a_remark_may_open_with_an_emoji(emoji: str) -> None:
+    # the first and last emoji of both blocks read as emoji, whatever follows them
+    remark = f"{emoji} Run it & tell me how it goes!"
+    assert _unclosed(HEAD + EXECUTE_OPEN.replace(REMARK, remark)) == UNCLOSED + (
+        f"line 23 is either its last line or a remark after the plan ('{remark}'): close it "
+        "after line 23 to keep it, or after line 21 and delete it"
+    )
+
+
+def test_a_line_opening_with_inline_code_is_content_not_a_remark() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(REMARK, "`make test` should pass now.")
+    assert _unclosed(text) == NO_READING
+
+
+def test_an_indented_last_line_is_code_not_a_remark() -> None:
+    script = "python - <<'EOF'\nfor name in names:\n    print(\"Checked.\")"
+    text = HEAD + EXECUTE_OPEN.replace("pytest -q tests/test_worker.py\n\n" + REMARK, script)
+    assert _unclosed(text) == NO_READING
+
+
+def test_a_block_holding_only_sentences_is_its_content() -> None:
+    text = HEAD + EXECUTE_OPEN.replace(
+        "pytest -q tests/test_worker.py\n\n" + REMARK,
+        "The worker retries three times.\nEach retry waits a second.",
+    )
+    assert _unclosed(text) == NO_READING
+
+
+def test_a_remark_in_a_crlf_plan_is_named_at_its_line() -> None:
+    text = (HEAD + EXECUTE_OPEN.replace("\n\n" + REMARK, "\n\nThanks.\n\n" + REMARK)).replace(
+        "\n", "\r\n"
+    )
+    reading = (
+        "lines 23-25 are either its last lines or a remark after the plan ('Thanks.'): close "
+        "it after line 25 to keep them, or after line 21 and delete them"
+    )
+    assert _unclosed(text) == UNCLOSED + reading
+    (problem,) = answer_to_plan(text).problems  # the answer's text keeps its CRs
+    assert problem.message == UNSURE + reading
+
+
+def test_a_remark_under_the_last_command_of_a_crlf_plan_is_named_at_its_line() -> None:
+    text = (HEAD + EXECUTE_OPEN.replace("\n\n" + REMARK, "\n" + REMARK)).replace("\n", "\r\n")
+    reading = (
+        "line 22 is either its last line or a remark after the plan ('Let me know if the "
+        "tests fail and I'll …'): close it after line 22 to keep it, or after line 21 and "
+        "delete it"
+    )
+    assert _unclosed(text) == UNCLOSED + reading
+    (problem,) = answer_to_plan(text).problems
+    assert problem.message == UNSURE + reading
+
+
+def test_three_words_after_the_last_fence_are_a_remark() -> None:
+    create = (
+        "### `CREATE`\n- **File Path:** [docs/worker.md](/docs/worker.md)\n```markdown\n"
+        "# Worker\n\nThe queue is guarded by a lock.\n``` Hope this helps\n"
+    )
+    assert _unclosed(HEAD + create, 19) == NO_READING
+    result = answer_to_plan(HEAD + create)
+    assert [c.kind for c in result.changes] == ["tail"] and not result.problems
+
+
+def test_an_announcement_after_the_last_fence_could_open_a_block() -> None:
+    create = (
+        "### `CREATE`\n- **File Path:** [docs/worker.md](/docs/worker.md)\n```markdown\n\n"
+        "# Worker\n\nThe queue is guarded by a lock.\n``` Here is what it prints:\n\n"
+        "Let me know if it differs.\n"
+    )
+    reading = (
+        "line 24 ('``` Here is what it prints:') either closes it, with text after the "
+        "fence, or opens a block inside it: put the closing ``` alone on its line, or close "
+        "the inner block"
+    )
+    assert _unclosed(HEAD + create, 19) == UNCLOSED + reading
+    crlf = (HEAD + create).replace("\n", "\r\n")
+    (problem,) = answer_to_plan(crlf).problems  # the answer's text keeps its CRs
+    assert problem.message == UNSURE + reading
+
+
+CREATE_WORKER = "### `CREATE`\n- **File Path:** [docs/worker.md](/docs/worker.md)\n"
+WORKER_DOC = "# Worker\n\nThe queue is guarded by a lock:\n\n"
+
+
+@pytest.mark.parametrize("fence", ["````", "~~~"])
+def test_a_fence_of_another_kind_with_a_word_cannot_close_the_block(fence: str) -> None:
+    # a block fenced longer, or with tildes: its last line ```python opens an inner block
+    text = HEAD + CREATE_WORKER + f"{fence}markdown\n" + WORKER_DOC + "```python\n"
+    assert _unclosed(text, 19) == (
+        f"the fenced block opened here with {fence} is never closed; close it with a "
+        f"{fence} line after its last line"
+    )
+
+
+def test_an_inner_block_left_open_at_the_end_is_not_a_closing_fence() -> None:
+    code = "```python\nwith queue.lock:\n    queue.put(job)\n"
+    assert _unclosed(HEAD + CREATE_WORKER + "```markdown\n" + WORKER_DOC + code, 19) == NO_READING
+
+
+def test_a_sentence_on_the_last_fence_at_the_very_end_of_the_answer_is_a_remark() -> None:
+    # no newline after it, as a model's answer often ends
+    text = HEAD + CREATE_WORKER + "```markdown\n" + WORKER_DOC + "It holds.\n``` Done."
+    assert _unclosed(text, 19) == NO_READING
+    result = answer_to_plan(text)
+    assert result.changes == (
+        Change(25, "the closing fence here has text after it: read as the end of the block opened at line 19 and a remark after the plan, dropped (line 25): 'Done.'", "tail"),
+    )  # fmt: skip
+    assert not result.problems
+
+
+def test_the_lines_are_right_at_the_end_of_a_long_script_with_blank_lines() -> None:
+    # a blank line after the opening fence and between the steps: the last 4 KB read
+    # start on a blank line, which still counts
+    body = "\n" + "".join(f"echo step {n}\n\n" for n in range(600))
+    text = HEAD + EXECUTE_OPEN.replace("pytest -q tests/test_worker.py\n", body)
+    last = text.rstrip("\n").count("\n") + 1
+    assert _unclosed(text) == UNCLOSED + (
+        f"line {last} is either its last line or a remark after the plan ('Let me know if "
+        f"the tests fail and I'll …'): close it after line {last} to keep it, or after line "
+        f"{last - 3} and delete it"
+    )
+
+
+def test_only_the_last_4_kb_of_a_long_open_block_are_read_for_a_remark() -> None:
+    # a runbook of sentences left open: its last paragraphs read as a remark, from the
+    # first whole paragraph of its last 4 KB (the block is not read back to its start)
+    steps = "".join(f"Step {n} of the runbook is done by hand.\n\n" for n in range(150))
+    create = (
+        "### `CREATE`\n- **File Path:** [docs/runbook.md](/docs/runbook.md)\n```markdown\n" + steps
+    )
+    assert _unclosed(HEAD + create, 19) == UNCLOSED + (
+        "lines 124-318 are either its last lines or a remark after the plan ('Step 52 of the "
+        "runbook is done by hand.'): close it after line 318 to keep them, or after line "
+        "122 and delete them"
+    )
+
+
+def test_a_blank_first_line_in_the_block_is_counted() -> None:
+    text = HEAD + EXECUTE_OPEN.replace("```shell\n", "```shell\n\n")
+    assert _unclosed(text) == UNCLOSED + (
+        "line 24 is either its last line or a remark after the plan ('Let me know if the "
+        "tests fail and I'll …'): close it after line 24 to keep it, or after line 22 and "
+        "delete it"
+    )
