@@ -292,6 +292,13 @@ def test_a_torn_piece_is_cut_before_the_next_entry(tmp_path: Path, whole: bytes)
     assert data == whole + _reported_line(data)
 
 
+def test_a_torn_piece_of_one_byte_is_cut_too(tmp_path: Path) -> None:
+    # the kill came right after the first byte of the line: the newline before it is whole
+    whole = b'{"event": "begin"}\n'
+    data = _reopened(tmp_path, whole + b"{")
+    assert data == whole + _reported_line(data)
+
+
 def test_a_torn_line_longer_than_one_read_is_cut_whole(tmp_path: Path) -> None:
     # a big plan in the begin line, torn: the end of the previous line is far back
     whole = b'{"event": "validation-failed"}\n'
