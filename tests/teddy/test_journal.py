@@ -406,3 +406,23 @@ def test_a_tampered_journal_cannot_make_recovery_delete_outside_the_project(
     assert (outside / ".notes.txt.0123abcd.tmp").exists()
     assert not (root / ".a.txt.89abcdef.tmp").exists()
     assert (root / ".todo.txt.2468ace0.tmp").exists()
+
+
+def test_a_kill_before_the_first_action_began_is_reported_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # approved, memos done, then killed before the first action's start line: nothing ran,
+    # yet nothing was skipped either, so the turn failed rather than being skipped
+    turn = _turn(tmp_path)
+    monkeypatch.setattr(execute_module.Journal, "start", killed)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    assert _events(turn) == ["begin", "memos"]
+    recovered = recover_session(turn.session)
+    assert recovered is not None and recovered.interrupted
+    assert recovered.status is Status.FAILED
+    report = turn.report_path.read_text()
+    assert "- **Overall Status:** Failed" in report
+    assert report.count("skipped: execution was interrupted") == 3
+    assert not any((tmp_path / f"{n}.txt").exists() for n in "abc")

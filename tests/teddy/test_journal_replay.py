@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from plankit.teddy.format.model import Create, Edit, EditPair, Execute
+from plankit.teddy.format.model import Create, Edit, EditPair, Execute, Memo
 from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.run import journal as journal_module
 from plankit.teddy.run.journal import (
@@ -29,6 +29,7 @@ from plankit.teddy.run.journal import (
     results_from,
 )
 from plankit.teddy.session.layout import create_session
+from plankit.teddy.session.memos import MemoResult
 from plankit.teddy.session.prompts import get_prompt
 from tests.teddy.test_session_e2e import plan
 
@@ -125,8 +126,10 @@ def test_a_fifo_in_place_of_the_journal_reads_as_empty_without_waiting(tmp_path:
     reader = threading.Thread(target=lambda: done.append(replay(path)), daemon=True)
     reader.start()
     reader.join(60)
-    if not done:  # unblock the reader before failing
+    waited = reader.is_alive()
+    if waited:  # unblock the reader before failing (it then finishes, so look first)
         os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    assert not waited
     assert done and not done[0].begun  # type: ignore[attr-defined]
 
 
@@ -191,6 +194,9 @@ def test_a_finish_entry_with_fields_missing_reads_as_a_skip(tmp_path: Path) -> N
     result = results_from(state, parsed)[2]
     assert (result.approved, result.skip_reason, result.success) == (False, None, None)
     assert (result.details, result.notes, result.modified) == ("", (), None)
+    # a begin line without its plan reads as no plan, not as a text such as "None"
+    bare = replay(_journal(tmp_path, {"event": "begin", "decision": "approve"}))
+    assert bare.begun and bare.plan_text == ""
 
 
 def test_memo_results_come_from_the_journal(tmp_path: Path) -> None:
@@ -211,6 +217,20 @@ def test_memo_results_come_from_the_journal(tmp_path: Path) -> None:
     assert (added.applied, added.note) == (False, "not selected")
     assert (odd.memo.op, odd.memo.text, odd.applied, odd.note) == ("+", "", False, "")
     assert memo_results_from(replay(_journal(tmp_path, BEGIN))) == []
+
+
+def test_the_memo_results_a_turn_wrote_read_back_as_they_were(tmp_path: Path) -> None:
+    session = create_session(tmp_path, "memos", get_prompt("Developer"), "Developer")
+    turn = session.latest()
+    written = [
+        MemoResult(Memo("+", "Keep functions small.", "agreed in review"), True),
+        MemoResult(Memo("-", "Old rule."), False, "not in memos.yaml"),
+    ]
+    journal = Journal(turn)
+    journal.begin("# A plan", "approve")
+    journal.memos(written)
+    journal.close()
+    assert memo_results_from(replay(turn.file(JOURNAL_FILE))) == written
 
 
 def test_only_writes_name_targets() -> None:
@@ -269,6 +289,13 @@ def _reported_line(data: bytes) -> bytes:
 )
 def test_a_torn_piece_is_cut_before_the_next_entry(tmp_path: Path, whole: bytes) -> None:
     data = _reopened(tmp_path, whole + b'{"event": "finish", "ind')
+    assert data == whole + _reported_line(data)
+
+
+def test_a_torn_piece_of_one_byte_is_cut_too(tmp_path: Path) -> None:
+    # the kill came right after the first byte of the line: the newline before it is whole
+    whole = b'{"event": "begin"}\n'
+    data = _reopened(tmp_path, whole + b"{")
     assert data == whole + _reported_line(data)
 
 

@@ -50,10 +50,10 @@ def _crash_in_the_first_action(turn: Turn, monkeypatch: pytest.MonkeyPatch) -> N
 def test_the_sweep_takes_teddys_folders_and_the_last_two_turns(tmp_path: Path) -> None:
     session = _turn(tmp_path).session
     # a long session: the last turns by number are 99 and 100, not by name
-    turns = [session.path / name for name in ("01", "98", "99", "100")]
+    turns = [session.path / name for name in ("01", "97", "98", "99", "100")]
     teddy, own, urls = tmp_path / ".teddy", session.path, session.path / ".cache" / "urls"
-    swept = _strays(teddy, own, urls, turns[2], turns[3])
-    kept = _strays(turns[0], turns[1], tmp_path, session.path / ".next-101", session.path / "x1")
+    swept = _strays(teddy, own, urls, turns[3], turns[4])
+    kept = _strays(*turns[:3], tmp_path, session.path / ".next-101", session.path / "x1")
     (session.path / "102").write_text("a file, not a turn")
     assert sweep_own_temp_files(session) == len(swept)
     assert not any(path.exists() for path in swept)

@@ -202,6 +202,37 @@ def test_urls_are_not_checked_as_paths(root: Path, action: Action) -> None:
     assert _issues(_plan(action), root) == []
 
 
+def test_a_malformed_url_is_refused_wherever_a_plan_names_one(root: Path) -> None:
+    plan = _plan(
+        Read(_file("url", "https://exa mple.com/docs"), line=4),
+        Invoke("Architect", ("a.py", "https://example.com:0/spec"), line=9),
+        Conclude(("http://[::1/notes",), line=14),
+    )
+    assert _issues(plan, root) == [
+        (
+            1,
+            4,
+            "url-invalid",
+            "`READ` on `https://exa mple.com/docs`: the URL's host contains a space or a "
+            "control character; write a valid http(s) URL",
+        ),
+        (
+            2,
+            9,
+            "url-invalid",
+            "`INVOKE` on `https://example.com:0/spec`: not a valid URL (port 0); "
+            "write a valid http(s) URL",
+        ),
+        (
+            3,
+            14,
+            "url-invalid",
+            "`CONCLUDE` on `http://[::1/notes`: not a valid URL (Invalid IPv6 URL); "
+            "write a valid http(s) URL",
+        ),
+    ]
+
+
 # --- CREATE -------------------------------------------------------------------------------
 
 
