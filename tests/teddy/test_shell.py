@@ -15,7 +15,7 @@ import pytest
 
 from plankit.teddy.run import shell
 from plankit.teddy.run.shell import CappedOutput, run_command
-from tests.waiting import wait_until
+from tests.waiting import record_group, wait_for_group_end, wait_until
 
 LOTS = "head -c 5000 /dev/zero | tr '\\0' a; printf END"
 """5003 bytes on stdout: 5000 ``a`` and ``END``."""
@@ -127,4 +127,30 @@ def test_ctrl_c_while_the_command_runs_stops_it_and_keeps_its_output(
     assert result.interrupted and not result.timed_out
     assert (result.exit_code, result.stopped) == (None, 0)
     assert result.stdout == "working\n"
+    assert not (tmp_path / "late").exists()
+
+
+def test_without_the_supervisor_a_command_deaf_to_sigterm_is_killed_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    group = tmp_path / "group"
+    command = f"trap '' TERM; {record_group(group)}; echo waiting; sleep 600; touch late"
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stdout) == (None, "waiting\n")
+    wait_for_group_end(group)
+    assert not (tmp_path / "late").exists()
+
+
+def test_a_command_that_freezes_its_supervisor_is_still_stopped_at_its_timeout(
+    tmp_path: Path,
+) -> None:
+    # `kill -STOP $PPID` stops the supervisor, which then can neither answer the
+    # timeout's SIGTERM nor stop the shell: both are killed when its grace runs out
+    group = tmp_path / "group"
+    command = f"{record_group(group)}; kill -STOP $PPID; echo frozen; sleep 600; touch late"
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stdout) == (None, "frozen\n")
+    assert group.exists()
+    wait_for_group_end(group)
     assert not (tmp_path / "late").exists()
