@@ -270,3 +270,15 @@ def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
     cleanup.extend(_pids(tmp_path / "pids"))
     assert result.exit_code == 0 and result.stopped >= 1
     assert not (tmp_path / "server.lock").exists()  # it ran its trap before the SIGKILL
+
+
+def test_without_the_supervisor_a_timeout_also_stops_a_leftover_deaf_to_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # the SIGTERM sent to the group at the timeout ends the shell, not this watcher
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    watcher = "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > pids"
+    result = shell.run_command(f"{watcher}; sleep 600", cwd=tmp_path, timeout=1)
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert result.timed_out and (result.exit_code, result.stopped) == (None, 0)
+    _wait_gone(_pids(tmp_path / "pids"))
