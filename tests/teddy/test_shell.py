@@ -165,6 +165,7 @@ def test_the_command_cannot_read_what_the_user_types_to_teddy(tmp_path: Path) ->
         os.write(write_end, b"y\n")  # an answer meant for teddy, typed ahead
         os.dup2(read_end, 0)
         result = run_command("cat; echo read-nothing", cwd=tmp_path, timeout=60)
+        os.set_blocking(0, False)  # fails at once, rather than hangs, when it was read
         assert os.read(0, 100) == b"y\n"
     finally:
         os.dup2(saved, 0)
