@@ -8,6 +8,7 @@ process is waited for with a generous deadline (tests/waiting.py).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from plankit.teddy.run import shell
 from plankit.teddy.run.shell import CappedOutput, run_command
-from tests.waiting import wait_until
+from tests.waiting import group_alive, record_group, wait_for_group_end, wait_until
 
 LOTS = "head -c 5000 /dev/zero | tr '\\0' a; printf END"
 """5003 bytes on stdout: 5000 ``a`` and ``END``."""
@@ -61,7 +62,7 @@ def test_output_arriving_in_pieces_is_cut_where_the_cap_says() -> None:
 def test_a_command_ended_by_a_signal_reports_it(tmp_path: Path) -> None:
     result = run_command("echo going; kill -TERM $$", cwd=tmp_path)
     assert (result.exit_code, result.stdout, result.ok) == (-15, "going\n", False)
-    assert not result.timed_out and not result.interrupted
+    assert (result.timed_out, result.interrupted, result.stopped) == (False, False, 0)
 
 
 def test_a_hanging_command_is_stopped_at_its_timeout_with_what_it_printed(
@@ -78,7 +79,7 @@ def test_a_hanging_command_is_stopped_at_its_timeout_with_what_it_printed(
 def test_the_command_runs_in_its_folder_with_no_input(tmp_path: Path) -> None:
     # `cat` would wait forever on an open terminal; stdin is closed, so it ends at once
     result = run_command("pwd; cat; echo read-nothing", cwd=tmp_path, timeout=60)
-    assert result.ok and not result.timed_out
+    assert result.ok and not result.timed_out and result.stopped == 0
     assert result.stdout == f"{tmp_path}\nread-nothing\n"
 
 
@@ -128,3 +129,87 @@ def test_ctrl_c_while_the_command_runs_stops_it_and_keeps_its_output(
     assert (result.exit_code, result.stopped) == (None, 0)
     assert result.stdout == "working\n"
     assert not (tmp_path / "late").exists()
+
+
+def test_without_the_supervisor_a_command_deaf_to_sigterm_is_killed_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    group = tmp_path / "group"
+    command = f"trap '' TERM; {record_group(group)}; echo waiting; sleep 600; touch late"
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stdout) == (None, "waiting\n")
+    wait_for_group_end(group)
+    assert not (tmp_path / "late").exists()
+
+
+def test_a_command_that_freezes_its_supervisor_is_still_stopped_at_its_timeout(
+    tmp_path: Path,
+) -> None:
+    # `kill -STOP $PPID` stops the supervisor, which then can neither answer the
+    # timeout's SIGTERM nor stop the shell: both are killed when its grace runs out
+    group = tmp_path / "group"
+    command = f"{record_group(group)}; kill -STOP $PPID; echo frozen; sleep 600; touch late"
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stdout) == (None, "frozen\n")
+    assert group.exists()
+    wait_for_group_end(group)
+    assert not (tmp_path / "late").exists()
+
+
+def test_the_command_cannot_read_what_the_user_types_to_teddy(tmp_path: Path) -> None:
+    # teddy's own input (the terminal where the user answers its questions) stays open
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    try:
+        os.write(write_end, b"y\n")  # an answer meant for teddy, typed ahead
+        os.dup2(read_end, 0)
+        result = run_command("cat; echo read-nothing", cwd=tmp_path, timeout=60)
+        os.set_blocking(0, False)  # fails at once, rather than hangs, when it was read
+        assert os.read(0, 100) == b"y\n"
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+    assert (result.stdout, result.timed_out) == ("read-nothing\n", False)
+
+
+def test_a_cut_through_a_multibyte_character_is_replaced_not_fatal() -> None:
+    out = CappedOutput(6)  # the cut falls inside the third "é" and the fourth
+    out.add("ééééé".encode())
+    assert out.text() == "é\ufffd\n[… 4 bytes cut …]\n\ufffdé"
+
+
+def test_output_larger_than_a_pipe_holds_is_read_while_the_command_runs(
+    tmp_path: Path,
+) -> None:
+    # a verbose build log: the command blocks on a full pipe unless it is read meanwhile
+    command = "head -c 300000 /dev/zero | tr '\\0' x; echo; echo built"
+    result = run_command(command, cwd=tmp_path, timeout=120, cap=20)
+    assert result.ok and not result.timed_out
+    assert result.stdout == "x" * 10 + "\n[… 299987 bytes cut …]\n" + "xxx\nbuilt\n"
+
+
+def test_a_command_whose_folder_is_gone_fails_and_leaves_no_pipe_open(tmp_path: Path) -> None:
+    before = sorted(os.listdir("/proc/self/fd"))
+    with pytest.raises(FileNotFoundError):
+        run_command("echo never", cwd=tmp_path / "removed")
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_command_deaf_to_sigterm_is_stopped_whole_at_its_timeout_escapees_too(
+    tmp_path: Path,
+) -> None:
+    # the supervisor needs its own grace to kill the shell and then the server that
+    # escaped into a session of its own: teddy waits for it rather than cutting it short
+    group, server = tmp_path / "group", tmp_path / "server"
+    command = (
+        f"setsid sh -c '{record_group(server)}; sleep 1234' & "
+        f"trap '' TERM; {record_group(group)}; until [ -s {server} ]; do sleep 0.01; done; "
+        "echo up; sleep 600"
+    )
+    result = run_command(command, cwd=tmp_path, timeout=1)
+    assert result.timed_out and (result.exit_code, result.stdout) == (None, "up\n")
+    assert group.exists() and server.exists()
+    assert not group_alive(int(server.read_text()))
+    wait_for_group_end(group)

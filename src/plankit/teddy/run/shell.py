@@ -265,11 +265,12 @@ class Launch:
     def finish(self, returncode: int | None, *, stopped_early: bool) -> tuple[int | None, int]:
         """(the shell's exit status, leftover processes stopped) once the spawned
         process ended with ``returncode``; without the reaper, this stops what is left
-        of the shell's process group.  ``stopped_early``: teddy stopped the command."""
+        of the shell's process group (also after a timeout or Ctrl-C: what ignored the
+        SIGTERM).  ``stopped_early``: teddy stopped the command (no leftovers are counted)."""
         try:
             if self._status is None:
-                leftovers = 0 if self.pid is None or stopped_early else _stop_group(self.pid)
-                return returncode, leftovers
+                leftovers = 0 if self.pid is None else _stop_group(self.pid)
+                return returncode, 0 if stopped_early else leftovers
             self._status.take(wait=True)
             code = self._status.field("exit")
             return (returncode if code is None else code), self._status.field("stopped") or 0

@@ -1,0 +1,129 @@
+"""Without the supervisor (systems other than Linux): what a command leaves in its
+process group is stopped, counted, given its grace on SIGTERM, and killed when it
+ignores it, whether the command ended by itself or at its timeout.
+
+Each command writes the process ids it leaves behind to a file; a process is proven
+gone by ``os.kill(pid, 0)`` raising ProcessLookupError, waited for with a generous
+deadline (tests/waiting.py), never after a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plankit.teddy.run import shell
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(word) for word in path.read_text().split()]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _wait_gone(pids: list[int]) -> None:
+    assert pids, "the command recorded no process"
+    for pid in pids:
+        wait_until(lambda pid=pid: _gone(pid), f"process {pid} to be gone")
+
+
+@pytest.fixture
+def cleanup() -> Iterator[list[int]]:
+    """Process ids to kill when a test fails before they are stopped."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_without_the_supervisor_every_leftover_of_the_group_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # a dev server and its file watcher, both started in the background
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    command = "sleep 1234 & echo $! >> pids; sleep 1235 & echo $! >> pids; echo serving"
+    result = shell.run_command(command, cwd=tmp_path)
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert (result.exit_code, result.stdout, result.stopped) == (0, "serving\n", 2)
+    _wait_gone(_pids(tmp_path / "pids"))
+
+
+def test_without_the_supervisor_a_command_that_leaves_nothing_stops_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    result = shell.run_command("ls; echo listed", cwd=tmp_path)
+    assert (result.exit_code, result.stdout, result.stopped) == (0, "listed\n", 0)
+
+
+@pytest.mark.parametrize("ps", ["missing", "refusing -A"])
+def test_without_a_usable_ps_the_leftovers_are_stopped_and_counted_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int], ps: str
+) -> None:
+    # a slim system with no `ps`, or a BusyBox one that knows no `-A`: the group cannot
+    # be counted, only found to exist
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    path = os.environ["PATH"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if ps == "refusing -A":
+        fake = bin_dir / "ps"
+        fake.write_text("#!/bin/sh\necho \"ps: invalid option -- 'A'\" >&2\nexit 1\n")
+        fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))  # teddy's own PATH, where ps is looked for
+    command = "sleep 1234 & echo $! >> pids; sleep 1235 & echo $! >> pids"
+    result = shell.run_command(command, cwd=tmp_path, env={"PATH": path})
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert (result.exit_code, result.stopped) == (0, 1)
+    _wait_gone(_pids(tmp_path / "pids"))
+
+
+def test_without_the_supervisor_a_leftover_that_ignores_sigterm_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    command = "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > pids"
+    result = shell.run_command(command, cwd=tmp_path)
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert result.exit_code == 0 and result.stopped >= 1
+    _wait_gone(_pids(tmp_path / "pids"))
+
+
+def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # a server that takes a moment to shut down and removes its lock file last
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    server = 'trap "sleep 0.3; rm server.lock; exit 0" TERM; touch server.lock; while :; do sleep 0.1; done'
+    command = f"sh -c '{server}' & echo $! > pids; until [ -e server.lock ]; do sleep 0.01; done"
+    result = shell.run_command(command, cwd=tmp_path)
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert result.exit_code == 0 and result.stopped >= 1
+    assert not (tmp_path / "server.lock").exists()  # it ran its trap before the SIGKILL
+
+
+def test_without_the_supervisor_a_timeout_also_stops_a_leftover_deaf_to_sigterm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # the SIGTERM sent to the group at the timeout ends the shell, not this watcher
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    watcher = "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > pids"
+    result = shell.run_command(f"{watcher}; sleep 600", cwd=tmp_path, timeout=1)
+    cleanup.extend(_pids(tmp_path / "pids"))
+    assert result.timed_out and (result.exit_code, result.stopped) == (None, 0)
+    _wait_gone(_pids(tmp_path / "pids"))
