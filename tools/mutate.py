@@ -3,7 +3,7 @@
 Usage (from the project root, with the ``mutation`` extra installed)::
 
     .venv/bin/python tools/mutate.py src/plankit/checklist/model.py [MODULE ...]
-        [--tests tests/checklist/test_parse.py ...] [--fail-under 85] [--record]
+        [--tests tests/checklist/test_parse.py ...] [--fail-under 85] [--workers N] [--record]
 
 A MODULE is a path under ``src/`` or a dotted name (``plankit.checklist.model``).  The
 tests run against each mutant are, unless ``--tests`` names them, the test folder that
@@ -303,6 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         "--fail-under", type=float, metavar="PCT", help="exit 1 if a module's kill rate is lower"
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=WORKERS,
+        metavar="N",
+        help=f"mutmut's worker processes (default {WORKERS}: the machine keeps a core)",
+    )
+    parser.add_argument(
         "--record",
         action="store_true",
         help="write each module's result to docs/mutation/MODULE.json (the source of the "
@@ -335,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     log = work / "mutmut.log"
     shown = ", ".join(str(t.relative_to(ROOT)) for t in tests)
     print(f"mutating {', '.join(names)} against {shown}; log: {log.relative_to(ROOT)}")
-    run = mutmut(work, "run", "--max-children", str(WORKERS), log=log)
+    run = mutmut(work, "run", "--max-children", str(max(1, args.workers)), log=log)
     if run.returncode != 0:
         print(f"tools/mutate.py: mutmut failed (exit {run.returncode}); see {log}", file=sys.stderr)
         lines = log.read_text("utf-8").splitlines()
