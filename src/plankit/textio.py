@@ -21,10 +21,13 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plankit import syncing
 from plankit.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_TEXT_BYTES = 20 * 1024 * 1024
 """Largest document read (20 MiB); a plan anywhere near it is a mistake."""
@@ -269,6 +272,8 @@ def stray_temp_files(path: str | os.PathLike[str]) -> list[Path]:
         names = os.listdir(directory)
     except OSError:
         return []
+    from pathlib import Path
+
     return [Path(directory, name) for name in names if is_temp_name(name, base)]
 
 

@@ -17,8 +17,8 @@ expressions when the plan's Markdown is simple enough for that to be certain.
 
 from __future__ import annotations
 
+import _thread
 import bisect
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -58,7 +58,7 @@ class Entry:
 
 
 _CACHE: OrderedDict[str, Entry] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+_CACHE_LOCK = _thread.allocate_lock()  # threading's Lock, without importing threading
 _CACHE_SIZE = 8
 _CACHE_MAX_CHARS = 2_000_000
 
