@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from plankit.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from plankit.checklist.analysis import PlanAnalysis
     from plankit.checklist.edit import add_note, update_task_status
     from plankit.checklist.errors import (
         CellTooLargeError,
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
         Phase,
         PhaseInput,
         Plan,
-        PlanAnalysis,
         PlanTask,
         Progress,
         TaskStatus,
@@ -63,7 +63,7 @@ _WHERE = {
     "Phase": "model",
     "PhaseInput": "model",
     "Plan": "model",
-    "PlanAnalysis": "model",
+    "PlanAnalysis": "analysis",
     "PlanTask": "model",
     "Progress": "model",
     "TaskStatus": "model",

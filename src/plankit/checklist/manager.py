@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from plankit.checklist.errors import (
 )
 from plankit.checklist.frontends import FrontEnd
 from plankit.checklist.locate import analyze
-from plankit.checklist.model import Phase, PhaseInput, Plan, PlanAnalysis, PlanTask, TaskStatus
+from plankit.checklist.model import Phase, PhaseInput, Plan, PlanTask, TaskStatus
 from plankit.checklist.plan import parse_plan, task_from_line
 from plankit.checklist.refs import parse_ref
 from plankit.checklist.render import (
@@ -52,6 +51,7 @@ from plankit.errors import Diagnostic, InputError
 if TYPE_CHECKING:
     import logging
 
+    from plankit.checklist.analysis import PlanAnalysis
     from plankit.checklist.structure import Structure
 
 R = TypeVar("R")
@@ -119,6 +119,8 @@ class PlanManager:
                     raise WriteConflictError(exc.ref, attempt) from None
                 _log().info("%s changed while being written; reading it again", exc.ref)
                 # a short random pause, so that two writers do not collide again at once
+                import random
+
                 time.sleep(random.uniform(0, 0.02 * attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 

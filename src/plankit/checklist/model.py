@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from plankit.checklist.analysis import PlanAnalysis, parse_analysis
 from plankit.errors import InputError
+
+if TYPE_CHECKING:
+    from plankit.checklist.analysis import PlanAnalysis
 
 __all__ = [
     "CHAR_STATUS",
@@ -22,7 +24,6 @@ __all__ = [
     "Phase",
     "PhaseInput",
     "Plan",
-    "PlanAnalysis",
     "PlanTask",
     "Progress",
     "TaskStatus",
@@ -224,6 +225,8 @@ class Plan:
     @property
     def analysis_fields(self) -> PlanAnalysis | None:
         """:attr:`analysis` read as the spec's ``PlanAnalysis`` (None without one)."""
+        from plankit.checklist.analysis import parse_analysis
+
         return parse_analysis(self.analysis)
 
     @property

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from plankit.checklist.analysis import parse_analysis, render_analysis
+from plankit.checklist.analysis import PlanAnalysis, parse_analysis, render_analysis
 from plankit.checklist.errors import AmbiguousStepError, UnknownStepError
 from plankit.checklist.lines import TASK_LINE_RE
 from plankit.checklist.locate import analyze
-from plankit.checklist.model import PlanAnalysis, is_placeholder
+from plankit.checklist.model import is_placeholder
 from plankit.checklist.outline import PlanLines, outline_of
 from plankit.checklist.render import one_line
 from plankit.checklist.structure import PhaseSlot, Structure
