@@ -1,9 +1,11 @@
-"""Offline planning: ``teddy plan`` with the scripted model ÷ ``teddy --help``.
+"""Offline planning: ``teddy plan`` with the scripted model ÷ ``teddy --version``.
 
 ``teddy plan --model teddy-scripted`` (the bundled fake model, no network) is the whole
 planning path of a turn: the session read, the prompt built from the turn's context, the
 answer streamed and ``plan.md`` written and checked.  It must cost no more than a few
-``teddy --help``: nothing on that path may import llm or a provider's SDK (the OpenAI
+starts of ``teddy`` through click (``teddy --version``: click and the command table;
+``teddy --help`` is answered before click is imported, by :mod:`plankit.launch`, and
+is no longer that measure): nothing on that path may import llm or a provider's SDK (the OpenAI
 SDK alone is seconds on a busy machine).  Both run as fresh subprocesses of the same
 interpreter, with bytecode cached in a temporary ``PYTHONPYCACHEPREFIX``, in interleaved
 rounds; the ratio is median ÷ median (target ≤ 4).
@@ -58,7 +60,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
 
 
 def measure(rounds: int = 20) -> list[Result]:
-    """``teddy plan`` with the scripted model ÷ ``teddy --help``."""
+    """``teddy plan`` with the scripted model ÷ ``teddy --version``."""
     rounds = max(10, rounds)
     teddy = Path(sys.executable).parent / "teddy"
     require(teddy.exists(), f"no teddy script next to {sys.executable}; pip install -e .")
@@ -85,7 +87,7 @@ def measure(rounds: int = 20) -> list[Result]:
             _run([str(teddy), "plan", "--replace", "-m", "greet"], project, env)
 
         cases = {
-            "teddy --help": lambda: _run([str(teddy), "--help"], project, env),
+            "teddy --version": lambda: _run([str(teddy), "--version"], project, env),
             "teddy plan": plan,
         }
         for _ in range(2):  # warm up: bytecode caches, the page cache
@@ -93,10 +95,10 @@ def measure(rounds: int = 20) -> list[Result]:
                 func()
         log(f"offline planning: {len(cases)} commands, {rounds} rounds …")
         m = interleaved(cases, rounds)
-    base_time = m["teddy --help"]
+    base_time = m["teddy --version"]
     return [
         Result(
-            "teddy plan (teddy-scripted) ÷ teddy --help",
+            "teddy plan (teddy-scripted) ÷ teddy --version",
             m["teddy plan"] / base_time,
             TARGET,
             f"{m['teddy plan'] * 1e3:.0f} ms ÷ {base_time * 1e3:.0f} ms",
