@@ -12,6 +12,7 @@ import pytest
 
 from tests import profiles
 from tests.pgserver import postgres  # noqa: F401  (the fixture, for every test)
+from tests.processes import cleanup  # noqa: F401  (the fixture, for every test)
 
 PROFILE = profiles.load()
 

@@ -198,15 +198,20 @@ def test_a_read_only_copy_of_an_older_database_must_be_upgraded_first(
     )
 
 
-def test_a_read_only_home_is_read_and_refuses_changes(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _one_plan_committed_then_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home with one committed plan, whose directory then reads as not writable."""
     plane = ControlPlane()
     context = plane.start_session()
     write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
     plane.commit(context.session.session_id)
     plane.close()
     monkeypatch.setattr(store, "_writable", lambda path: False)
+
+
+def test_a_read_only_home_is_read_and_refuses_changes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _one_plan_committed_then_read_only(monkeypatch)
     db = store.connect(str(home), write=False)
     try:
         assert db.read_only and db.usable(write=False) and not db.usable(write=True)
@@ -429,12 +434,7 @@ def test_a_writer_waits_as_long_as_the_busy_timeout_for_another_program(home: Pa
 def test_a_read_only_directory_without_shared_memory_is_read_as_it_is(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plane = ControlPlane()
-    context = plane.start_session()
-    write_plan(Path(context.current.plan_dir), tasks={"01-a.md": task("a")})
-    plane.commit(context.session.session_id)
-    plane.close()
-    monkeypatch.setattr(store, "_writable", lambda path: False)
+    _one_plan_committed_then_read_only(monkeypatch)
     opened = sqlite3.connect
 
     def connect(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:

@@ -10,10 +10,8 @@ generous deadline, never after a fixed sleep.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from plankit.teddy.run import shell
 from plankit.teddy.run.actions import Runtime, run_action
 from plankit.teddy.run.approval import ScriptedChat
 from plankit.teddy.session.config import Config
+from tests.processes import recorded_pids, wait_gone
 from tests.teddy.test_session_e2e import plan, start_session, teddy
 from tests.waiting import wait_until
 
@@ -36,18 +35,6 @@ FORMS = {
 }
 
 
-def _pids(path: Path) -> list[int]:
-    return [int(word) for word in path.read_text().split()]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
 def _running(pid: int) -> bool:
     """Alive and not a zombie (a killed process whose parent has not reaped it yet)."""
     try:
@@ -55,22 +42,6 @@ def _running(pid: int) -> bool:
             return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
     except OSError:
         return False
-
-
-def _wait_gone(pids: list[int]) -> None:
-    assert pids, "the command recorded no process"
-    for pid in pids:
-        wait_until(lambda pid=pid: _gone(pid), f"process {pid} to be gone")
-
-
-@pytest.fixture
-def cleanup() -> Iterator[list[int]]:
-    """Process ids to kill when a test fails before they are stopped."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 def _execute(root: Path, command: str) -> tuple[bool | None, tuple[str, ...], str]:
@@ -84,10 +55,10 @@ def test_each_form_of_leftover_is_stopped_when_the_action_ends(
     tmp_path: Path, form: str, cleanup: list[int]
 ) -> None:
     success, notes, _ = _execute(tmp_path, FORMS[form])
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert success
     assert notes == ("stopped 1 background process the command left running",)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_all_four_are_gone_when_teddy_execute_ends(tmp_path: Path, cleanup: list[int]) -> None:
@@ -97,10 +68,10 @@ def test_all_four_are_gone_when_teddy_execute_ends(tmp_path: Path, cleanup: list
     command = "; ".join(FORMS.values()) + "; echo started"
     (turn / "plan.md").write_text(plan(f"### `EXECUTE`\n```shell\n{command}\n```"))
     teddy(root, "execute", "-y")
-    pids = _pids(root / "pids")
+    pids = recorded_pids(root / "pids")
     cleanup.extend(pids)
     assert len(pids) == 4
-    _wait_gone(pids)
+    wait_gone(pids)
     report = (turn / "report.md").read_text()
     assert "stopped 4 background processes the command left running" in report
     assert "started" in report
@@ -118,17 +89,17 @@ def test_a_daemon_holding_stdout_delays_nothing_and_is_stopped(
     assert result.exit_code == 0 and result.stdout == "main done\n"
     assert result.stopped == 2  # the daemon's shell and its sleep
     assert not (tmp_path / "marker").exists()  # returned long before the daemon's 30 s
-    _wait_gone([pid])  # and the marker will never come
+    wait_gone([pid])  # and the marker will never come
 
 
 def test_the_exit_status_and_output_are_kept(tmp_path: Path, cleanup: list[int]) -> None:
     result = shell.run_command(
         "echo out; echo err >&2; sleep 1234 & echo $! > pids; exit 3", cwd=tmp_path
     )
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
     assert result.stopped == 1
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_a_leftover_that_ignores_sigterm_is_killed(tmp_path: Path, cleanup: list[int]) -> None:
@@ -137,17 +108,17 @@ def test_a_leftover_that_ignores_sigterm_is_killed(tmp_path: Path, cleanup: list
         "</dev/null >/dev/null 2>&1 & until [ -s pids ]; do sleep 0.01; done"
     )
     result = shell.run_command(command, cwd=tmp_path)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.exit_code == 0 and result.stopped >= 1
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_a_timeout_stops_what_escaped_the_process_group(tmp_path: Path, cleanup: list[int]) -> None:
     command = "setsid sleep 1234 & echo $! > pids; sleep 1234"
     result = shell.run_command(command, cwd=tmp_path, timeout=1)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.timed_out and result.exit_code is None
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_the_command_sees_the_environment_it_was_given(
@@ -175,12 +146,12 @@ def test_without_the_supervisor_the_group_is_stopped_and_nothing_waits(
     command = f"sleep 1234 & echo $! > pids; {daemon} until [ -s daemon ]; do sleep 0.01; done"
     result = shell.run_command(command, cwd=tmp_path)
     pid = int((tmp_path / "daemon").read_text())
-    cleanup.extend([*_pids(tmp_path / "pids"), pid])
+    cleanup.extend([*recorded_pids(tmp_path / "pids"), pid])
     assert result.exit_code == 0 and result.stopped == 1
     assert _running(pid)  # the action returned although the daemon holds stdout
     os.killpg(pid, signal.SIGKILL)
     wait_until(lambda: not _running(pid), "the daemon to end")
-    (leftover,) = _pids(tmp_path / "pids")
+    (leftover,) = recorded_pids(tmp_path / "pids")
     wait_until(lambda: not _running(leftover), f"process {leftover} to end")
     assert not (tmp_path / "marker").exists()
 
@@ -201,6 +172,6 @@ def test_teddy_acp_running_commands_locally_stops_leftovers_too(
         )
 
     result = asyncio.run(run())
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert (result.exit_code, result.stdout, result.stopped) == (0, "done\n", 1)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from plankit.teddy.run import reaper
+from tests.processes import gone, recorded_pids, wait_gone
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the reaper is Linux only")
@@ -99,24 +100,6 @@ def _supervise(command: str, cwd: Path, lc_ctype: str = "-") -> dict[str, int]:
     return dict(zip(words[0::2], map(int, words[1::2]), strict=True))
 
 
-def _pids(path: Path) -> list[int]:
-    return [int(word) for word in path.read_text().split()]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def _wait_gone(pids: list[int]) -> None:
-    assert pids, "the command recorded no process"
-    for pid in pids:
-        wait_until(lambda pid=pid: _gone(pid), f"process {pid} to be gone")
-
-
 def _wait_for_file(path: Path) -> str:
     wait_until(lambda: path.exists() and path.read_text().endswith("\n"), f"{path.name}")
     return path.read_text()
@@ -129,10 +112,10 @@ def test_a_background_process_is_stopped_once_the_shell_exits(
     tmp_path: Path, supervisor: list[int]
 ) -> None:
     status = _supervise("sleep 1234 & echo $! > pids", tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert (status["exit"], status["stopped"]) == (0, 1)
-    assert status["pid"] not in _pids(tmp_path / "pids")  # the shell's, not the leftover's
-    _wait_gone(_pids(tmp_path / "pids"))
+    assert status["pid"] not in recorded_pids(tmp_path / "pids")  # the shell's, not the leftover's
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_processes_that_left_their_session_are_stopped_too(
@@ -143,9 +126,9 @@ def test_processes_that_left_their_session_are_stopped_too(
         "(setsid sleep 1234 & echo $! >> pids) ; nohup sleep 1234 >/dev/null 2>&1 & echo $! >> pids"
     )
     status = _supervise(command, tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert (status["exit"], status["stopped"]) == (0, 2)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_the_exit_status_of_the_command_is_passed_on(tmp_path: Path, supervisor: list[int]) -> None:
@@ -234,9 +217,9 @@ def test_a_leftover_ignoring_sigterm_is_killed_after_the_grace(
     )
     started = time.monotonic()
     status = _supervise(command, tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert status["exit"] == 0 and status["stopped"] >= 1
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
     assert time.monotonic() - started >= reaper.GRACE  # SIGTERM was tried first
 
 
@@ -248,9 +231,9 @@ def test_sigterm_to_the_supervisor_stops_the_command_and_its_children(
 ) -> None:
     command = "sleep 1234 & echo $! > pids; kill -TERM $PPID; wait"
     status = _supervise(command, tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert (status["exit"], status["stopped"]) == (-signal.SIGTERM, 0)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 @pytest.mark.parametrize("sig", ["INT", "HUP"])
@@ -347,8 +330,8 @@ def test_reap_collects_ended_children_without_waiting_for_running_ones(
     ended = _spawn(supervisor, "true")
     wait_until(lambda: _zombie(ended.pid), "the ended child to be a zombie")
     reaper.reap()
-    assert _gone(ended.pid)  # collected: no zombie left
-    assert not _gone(running.pid)
+    assert gone(ended.pid)  # collected: no zombie left
+    assert not gone(running.pid)
     running.kill()
     running.wait()
     reaper.reap()  # no child at all: returns
@@ -399,7 +382,7 @@ def test_stop_leftovers_stops_each_generation_and_counts_them(
     supervisor.append(grandchild)
     assert reaper.stop_leftovers(time.monotonic() + reaper.GRACE) == 2
     assert reaper.children() == []
-    _wait_gone([parent.pid, grandchild])
+    wait_gone([parent.pid, grandchild])
 
 
 def test_stop_leftovers_kills_at_once_after_the_term_deadline(
@@ -413,7 +396,7 @@ def test_stop_leftovers_kills_at_once_after_the_term_deadline(
     )
     _wait_for_file(tmp_path / "ready")
     assert reaper.stop_leftovers(time.monotonic()) == 1
-    _wait_gone([stubborn.pid])
+    wait_gone([stubborn.pid])
 
 
 def test_stop_leftovers_with_nothing_left_stops_nothing(supervisor: list[int]) -> None:
@@ -427,9 +410,9 @@ def test_a_leftover_ignoring_sigterm_is_killed_after_a_stop_signal(
     # that was stopped reports no leftovers of its own
     command = "trap '' TERM; sleep 1234 & echo $! > pids; trap - TERM; kill -TERM $PPID; wait"
     status = _supervise(command, tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert (status["exit"], status["stopped"]) == (-signal.SIGTERM, 0)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_every_process_of_the_command_gets_sigterm_to_clean_up(
@@ -467,9 +450,9 @@ def test_without_the_subreaper_the_commands_group_is_still_stopped(
     # stayed in the command's process group is stopped all the same
     monkeypatch.setattr(reaper, "become_subreaper", lambda: False)
     status = _supervise("sleep 1234 & echo $! > pids", tmp_path)
-    supervisor.extend(_pids(tmp_path / "pids"))
+    supervisor.extend(recorded_pids(tmp_path / "pids"))
     assert (status["exit"], status["stopped"]) == (0, 0)
-    (leftover,) = _pids(tmp_path / "pids")
+    (leftover,) = recorded_pids(tmp_path / "pids")
     wait_until(lambda: not _running(leftover), f"process {leftover} to end")
 
 

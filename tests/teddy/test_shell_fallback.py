@@ -9,46 +9,15 @@ deadline (tests/waiting.py), never after a fixed sleep.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from plankit.teddy.run import shell
-from tests.waiting import wait_until
+from tests.processes import recorded_pids, wait_gone
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
-
-
-def _pids(path: Path) -> list[int]:
-    return [int(word) for word in path.read_text().split()]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def _wait_gone(pids: list[int]) -> None:
-    assert pids, "the command recorded no process"
-    for pid in pids:
-        wait_until(lambda pid=pid: _gone(pid), f"process {pid} to be gone")
-
-
-@pytest.fixture
-def cleanup() -> Iterator[list[int]]:
-    """Process ids to kill when a test fails before they are stopped."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 def test_without_the_supervisor_every_leftover_of_the_group_is_counted(
@@ -58,9 +27,9 @@ def test_without_the_supervisor_every_leftover_of_the_group_is_counted(
     monkeypatch.setattr(shell, "SUPERVISE", False)
     command = "sleep 1234 & echo $! >> pids; sleep 1235 & echo $! >> pids; echo serving"
     result = shell.run_command(command, cwd=tmp_path)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert (result.exit_code, result.stdout, result.stopped) == (0, "serving\n", 2)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_without_the_supervisor_a_command_that_leaves_nothing_stops_nothing(
@@ -88,9 +57,9 @@ def test_without_a_usable_ps_the_leftovers_are_stopped_and_counted_as_one(
     monkeypatch.setenv("PATH", str(bin_dir))  # teddy's own PATH, where ps is looked for
     command = "sleep 1234 & echo $! >> pids; sleep 1235 & echo $! >> pids"
     result = shell.run_command(command, cwd=tmp_path, env={"PATH": path})
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert (result.exit_code, result.stopped) == (0, 1)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_without_the_supervisor_a_leftover_that_ignores_sigterm_is_killed(
@@ -99,9 +68,9 @@ def test_without_the_supervisor_a_leftover_that_ignores_sigterm_is_killed(
     monkeypatch.setattr(shell, "SUPERVISE", False)
     command = "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > pids"
     result = shell.run_command(command, cwd=tmp_path)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.exit_code == 0 and result.stopped >= 1
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))
 
 
 def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
@@ -112,7 +81,7 @@ def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
     server = 'trap "sleep 0.3; rm server.lock; exit 0" TERM; touch server.lock; while :; do sleep 0.1; done'
     command = f"sh -c '{server}' & echo $! > pids; until [ -e server.lock ]; do sleep 0.01; done"
     result = shell.run_command(command, cwd=tmp_path)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.exit_code == 0 and result.stopped >= 1
     assert not (tmp_path / "server.lock").exists()  # it ran its trap before the SIGKILL
 
@@ -124,6 +93,6 @@ def test_without_the_supervisor_a_timeout_also_stops_a_leftover_deaf_to_sigterm(
     monkeypatch.setattr(shell, "SUPERVISE", False)
     watcher = "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & echo $! > pids"
     result = shell.run_command(f"{watcher}; sleep 600", cwd=tmp_path, timeout=1)
-    cleanup.extend(_pids(tmp_path / "pids"))
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.timed_out and (result.exit_code, result.stopped) == (None, 0)
-    _wait_gone(_pids(tmp_path / "pids"))
+    wait_gone(recorded_pids(tmp_path / "pids"))

@@ -4,21 +4,13 @@ under way by then)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from plankit.teddy.run import shell
+from tests.processes import gone
 from tests.waiting import wait_until
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize("where", ["spawned", "capture"])
@@ -52,4 +44,4 @@ def test_ctrl_c_right_after_the_command_started_stops_it(
     assert interrupted == [True]
     assert result.interrupted and result.exit_code is None
     pid = int((tmp_path / "pid").read_text())
-    wait_until(lambda: _gone(pid), "the interrupted command to stop", seconds=120)
+    wait_until(lambda: gone(pid), "the interrupted command to stop", seconds=120)
