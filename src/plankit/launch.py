@@ -111,10 +111,11 @@ def _checklist_status(args: list[str]) -> bool:
     if form is None:
         return False
     command, step, as_json = form
-    store = os.environ.get("PLANKIT_STORE") or "PLAN.md"
-    cell = os.environ.get("PLANKIT_CELL") or "AGENT_BASE!C2"
+    from plankit.checklist.cli_output import DEFAULT_CELL, DEFAULT_STORE
     from plankit.checklist.stores import is_markdown_store
 
+    store = os.environ.get("PLANKIT_STORE") or DEFAULT_STORE
+    cell = os.environ.get("PLANKIT_CELL") or DEFAULT_CELL
     if not is_markdown_store(store):
         return False
     from plankit.checklist.cli_output import json_text, tolerant_output

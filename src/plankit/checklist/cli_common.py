@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from plankit.checklist.cli_output import json_text
+from plankit.checklist.cli_output import DEFAULT_CELL, DEFAULT_STORE, json_text
 
 if TYPE_CHECKING:
     from plankit.checklist.manager import PlanManager
@@ -33,14 +33,14 @@ def store_options(fn: F) -> F:
     )(fn)
     fn = click.option(
         "--cell",
-        default="AGENT_BASE!C2",
+        default=DEFAULT_CELL,
         show_default=True,
         envvar="PLANKIT_CELL",
         help="The cell holding the plan; the marker goes in the cell above.",
     )(fn)
     fn = click.option(
         "--store",
-        default="PLAN.md",
+        default=DEFAULT_STORE,
         show_default=True,
         envvar="PLANKIT_STORE",
         help="Where the plan lives: a .md file, a .xlsx workbook, or gsheets:<spreadsheet id>.",

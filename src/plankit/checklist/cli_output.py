@@ -1,10 +1,16 @@
-"""What ``plankit checklist`` prints, without click: the JSON line and a console that
-cannot fail on a character (used by the click commands and by :mod:`plankit.launch`)."""
+"""What the ``plankit checklist`` commands share without click: the store defaults, the
+JSON line and a console that cannot fail on a character (used by the click commands and
+by :mod:`plankit.launch`)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+DEFAULT_STORE = "PLAN.md"
+"""``--store`` when neither the option nor ``PLANKIT_STORE`` names one."""
+DEFAULT_CELL = "AGENT_BASE!C2"
+"""``--cell`` when neither the option nor ``PLANKIT_CELL`` names one."""
 
 
 def json_text(value: Any) -> str:
