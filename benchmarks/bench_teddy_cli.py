@@ -6,8 +6,13 @@ execute plan.md -y``) on a fresh copy of the same empty project, in interleaved 
 as whole processes.  Target ≤ 1/3: plankit at least three times as fast.
 
 plankit keeps its durability here: every action's bytes reach the disk before the file
-takes its name, with one file system sync per action (docs/security.md, "What reaches
-the disk").  teddy-cli 0.2.1 writes its files without flushing them.
+takes its name, with one file system sync per run of up to 128 writes (docs/security.md,
+"What reaches the disk").  teddy-cli 0.2.1 writes its files without flushing them.
+
+A third process, the floor, makes the same directories and files with plain writes (no
+check, no temporary file, no flush): what the file system itself costs, which no tool
+can go under.  On a disk where creating a directory or a file is slow, the floor alone
+can be more than a third of teddy-cli's time; the second line says so.
 
 teddy-cli is not a dependency of plankit.  ``python benchmarks/bench_teddy_cli.py
 --install`` puts teddy-cli 0.2.1 from PyPI in a virtual environment of its own under
@@ -18,6 +23,7 @@ rounds.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import statistics
@@ -52,16 +58,36 @@ def install() -> Path:
     return VENV / "bin" / "teddy"
 
 
-def _plan() -> str:
-    actions = []
+def _files() -> dict[str, str]:
+    """The plan's files: path → content."""
+    files = {}
     for i in range(N):
-        path = f"pkg/mod{i:04d}/handlers.py"
         body = "\n".join(
             f"def handle_{i}_{k}(request):\n    return {{'status': {200 + k}, 'id': {i}}}\n"
             for k in range(12)
         )
-        actions.append(f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```python\n{body}```")
+        files[f"pkg/mod{i:04d}/handlers.py"] = body
+    return files
+
+
+def _plan() -> str:
+    actions = [
+        f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```python\n{body}```"
+        for path, body in _files().items()
+    ]
     return plan_of_actions(f"create {N} modules", "\n\n".join(actions))
+
+
+FLOOR = """
+import json, os
+for path, body in json.load(open("files.json")).items():
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(body)
+"""
+"""The floor: a bare Python process making the same directories and files, plainly
+(no check, no temporary file, no flush).  Most of a run here is the file system's own
+work, the ~2,000 directory and file creations, which every tool pays."""
 
 
 def _time(argv: list[str], cwd: Path) -> float:
@@ -83,29 +109,40 @@ def measure(rounds: int = 3) -> list[Result]:
     require(Path(ours).exists(), "no teddy script next to this Python; pip install -e .")
     text = _plan()
     log(f"1,000-action plan ({len(text) / 1e6:.1f} MB) vs teddy-cli: {rounds} rounds …")
-    times: dict[str, list[float]] = {"plankit": [], "teddy-cli": []}
+    times: dict[str, list[float]] = {"plankit": [], "teddy-cli": [], "floor": []}
     commands = {
         "plankit": [ours, "execute", "plan.md", "-y"],
         "teddy-cli": [str(theirs), "execute", "plan.md", "-y", "--no-copy"],
+        "floor": [sys.executable, "-I", "-S", "-c", FLOOR],
     }
+    files = json.dumps(_files())
     for r in range(rounds + 1):  # the first round warms caches and is not counted
         order = list(commands) if r % 2 == 0 else list(reversed(commands))
         for name in order:
             with tempfile.TemporaryDirectory(prefix="plankit-vs-teddy-cli-") as tmp:
                 project = Path(tmp)
                 (project / "plan.md").write_text(text, encoding="utf-8")
+                (project / "files.json").write_text(files, encoding="utf-8")
                 elapsed = _time(commands[name], project)
                 shutil.rmtree(project / "pkg", ignore_errors=True)
             if r:
                 times[name].append(elapsed)
     ours_t, theirs_t = statistics.median(times["plankit"]), statistics.median(times["teddy-cli"])
+    floor_t = statistics.median(times["floor"])
     return [
         Result(
             f"execute -y, {N} CREATE: plankit ÷ teddy-cli {VERSION}",
             ours_t / theirs_t,
             1 / 3,
             f"{ours_t * 1e3:.0f} ms ÷ {theirs_t * 1e3:.0f} ms",
-        )
+        ),
+        Result(
+            f"(the floor) bare makedirs + write of the same {N} files ÷ teddy-cli",
+            floor_t / theirs_t,
+            1 / 3,
+            f"{floor_t * 1e3:.0f} ms ÷ {theirs_t * 1e3:.0f} ms; plankit ÷ floor "
+            f"{ours_t / floor_t:.2f}",
+        ),
     ]
 
 

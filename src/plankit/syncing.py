@@ -1,4 +1,4 @@
-"""One flush to disk per action instead of four: a turn's writes share a file system sync.
+"""Fewer flushes to disk: a turn's writes share a file system sync.
 
 An atomic write (:func:`plankit.textio.write_bytes_atomic`) on its own flushes the
 temporary file's data (fsync) before renaming it over the target, then flushes the
@@ -8,13 +8,14 @@ parent the same way, and TeDDy's journal is flushed before each action.  For a t
 
 Inside :func:`shared_syncs` (``teddy execute`` runs a turn's actions in one) those
 flushes are gathered on Linux: the journal entry of an action and a write's temporary
-file are written without a flush of their own, and :func:`barrier`, called by the write
-just before its rename, flushes the whole file system once (``syncfs(2)``).  That one
-call puts on disk, before the action has any effect, everything the separate flushes
-did: the journal's ``start`` entry, the new bytes, the new directories and every
-earlier rename of the turn.  The last rename is flushed when the block ends, before the
-report is written.  ext4, XFS and btrfs commit such a flush as one transaction, so a
-power cut leaves either all of it or none.
+file are written without a flush of their own, and :func:`barrier`, called just before
+a rename, flushes the whole file system once (``syncfs(2)``).  That one call puts on
+disk, before the rename, everything the separate flushes did: the journal's ``start``
+entries, the new bytes, the new directories and every earlier rename of the turn.  A
+run of file writes staged together (:mod:`plankit.teddy.run.batch`) shares one such
+call; other actions make one each.  The last renames are flushed when the block ends,
+before the report is written.  ext4, XFS and btrfs commit such a flush as one
+transaction, so a power cut leaves either all of it or none.
 
 Where there is no ``syncfs`` (other systems) or it fails, nothing is gathered: every
 flush happens where it did before.
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["barrier", "deferred", "shared_syncs"]
+__all__ = ["barrier", "deferred", "gathering", "shared_syncs"]
 
 
 @dataclass
@@ -115,6 +116,11 @@ def shared_syncs(*anchors: int) -> Iterator[bool]:
                 shared.sync()
         finally:
             shared.close()
+
+
+def gathering() -> bool:
+    """Whether flushes are gathered here (inside :func:`shared_syncs`, where it works)."""
+    return _ACTIVE.get() is not None
 
 
 def deferred(fd: int | None = None) -> bool:

@@ -326,6 +326,133 @@ def _publish(tmp: str, target: str, dir_fd: int | None, *, exclusive: bool) -> N
     os.unlink(tmp, dir_fd=dir_fd)
 
 
+class StagedWrite:
+    """A file's new bytes, written in full to a temporary file next to it (held open
+    and locked), not yet renamed over the target: :meth:`publish` does that,
+    :meth:`discard` removes them.  :func:`stage_bytes` makes one."""
+
+    __slots__ = ("_dir_fd", "_directory", "_exclusive", "_fd", "_owned_dir", "_target", "_tmp")
+
+    def __init__(
+        self,
+        fd: int,
+        tmp: str,
+        target: str,
+        directory: str,
+        dir_fd: int | None,
+        *,
+        exclusive: bool,
+        owned_dir: bool = False,
+    ) -> None:
+        self._fd: int | None = fd
+        self._tmp: str | None = tmp
+        self._target, self._directory = target, directory
+        self._dir_fd, self._exclusive, self._owned_dir = dir_fd, exclusive, owned_dir
+
+    @property
+    def fd(self) -> int:
+        """The temporary file, open (to flush it)."""
+        if self._fd is None:
+            raise ValueError("the staged write is over")
+        return self._fd
+
+    @property
+    def target(self) -> str:
+        """The file the write replaces or creates (a bare name beside a ``dir_fd``)."""
+        return self._target
+
+    def publish(self) -> None:
+        """Rename the temporary file over the target (with ``exclusive``, never over an
+        existing file: :class:`FileExistsError`), then flush the directory.  The bytes
+        must be on disk first (:func:`plankit.syncing.barrier`).  On failure the
+        temporary file is removed and the error raised."""
+        fd, tmp = self.fd, self._tmp
+        assert tmp is not None  # a write not over has its temporary file
+        try:
+            if _PUBLISH_OPEN:  # renamed while its lock is held: never swept meanwhile
+                _publish(tmp, self._target, self._dir_fd, exclusive=self._exclusive)
+            self._fd = None
+            os.close(fd)
+            if not _PUBLISH_OPEN:
+                _publish(tmp, self._target, self._dir_fd, exclusive=self._exclusive)
+            _fsync_directory(self._directory, self._dir_fd)
+        except BaseException:
+            self.discard()
+            raise
+        self._release()
+
+    def commit(self) -> None:
+        """Flush the bytes to disk (:func:`plankit.syncing.barrier`), then
+        :meth:`publish`; on failure the temporary file is removed."""
+        try:
+            syncing.barrier(self.fd)
+        except BaseException:
+            self.discard()
+            raise
+        self.publish()
+
+    def discard(self) -> None:
+        """Remove the temporary file: the target stays as it is.  Nothing once the
+        write is over (published or discarded)."""
+        if self._tmp is None:
+            return
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(self._tmp, dir_fd=self._dir_fd)
+        self._release()
+
+    def _release(self) -> None:
+        self._tmp = None
+        if self._owned_dir and self._dir_fd is not None:
+            os.close(self._dir_fd)
+            self._dir_fd = None
+
+
+def stage_bytes(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    dir_fd: int | None = None,
+    exclusive: bool = False,
+    owned_dir: bool = False,
+) -> StagedWrite:
+    """The first half of :func:`write_bytes_atomic`: ``data`` in a new temporary file
+    next to ``path``, with the mode the target will have, not flushed and not renamed.
+    With ``owned_dir``, the returned write closes ``dir_fd`` when it ends (also when
+    this raises).  On failure nothing is left behind."""
+    try:
+        target = os.fspath(path)
+        if dir_fd is None:
+            directory, base = os.path.split(os.path.abspath(target))
+        else:
+            if not target or os.sep in target or (os.altsep and os.altsep in target):
+                raise ValueError(f"with dir_fd, give a bare file name, not {target!r}")
+            directory, base = "", target
+        mode = _existing_mode(target, dir_fd, exclusive=exclusive)
+        fd, tmp = _create_temp(directory, base, dir_fd)
+    except BaseException:
+        if owned_dir and dir_fd is not None:
+            os.close(dir_fd)
+        raise
+    staged = StagedWrite(
+        fd, tmp, target, directory, dir_fd, exclusive=exclusive, owned_dir=owned_dir
+    )
+    try:
+        if mode is not None and os.chmod in os.supports_fd:
+            os.chmod(fd, mode)
+        elif mode is not None:
+            os.chmod(tmp, mode, dir_fd=dir_fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
+
+
 def write_bytes_atomic(
     path: str | os.PathLike[str],
     data: bytes,
@@ -348,30 +475,4 @@ def write_bytes_atomic(
     link is followed for it either.  With ``exclusive``, an existing file is never
     replaced: :class:`FileExistsError`, also when one appears during the write.
     """
-    target = os.fspath(path)
-    if dir_fd is None:
-        directory, base = os.path.split(os.path.abspath(target))
-    else:
-        if not target or os.sep in target or (os.altsep and os.altsep in target):
-            raise ValueError(f"with dir_fd, give a bare file name, not {target!r}")
-        directory, base = "", target
-    mode = _existing_mode(target, dir_fd, exclusive=exclusive)
-    fd, tmp = _create_temp(directory, base, dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if mode is not None and os.chmod in os.supports_fd:
-                os.chmod(handle.fileno(), mode)
-            elif mode is not None:
-                os.chmod(tmp, mode, dir_fd=dir_fd)
-            handle.write(data)
-            handle.flush()
-            syncing.barrier(handle.fileno())
-            if _PUBLISH_OPEN:  # renamed while its lock is held: never swept meanwhile
-                _publish(tmp, target, dir_fd, exclusive=exclusive)
-        if not _PUBLISH_OPEN:
-            _publish(tmp, target, dir_fd, exclusive=exclusive)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
-        raise
-    _fsync_directory(directory, dir_fd)
+    stage_bytes(path, data, dir_fd=dir_fd, exclusive=exclusive).commit()

@@ -32,8 +32,8 @@ from pathlib import Path
 from plankit import syncing
 from plankit.errors import InputError
 from plankit.textio import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
+from plankit.textio import StagedWrite, stage_bytes, write_bytes_atomic
 from plankit.textio import is_temp_name as is_temp_name  # for crash recovery and tests
-from plankit.textio import write_bytes_atomic
 
 TEDDY_DIR = ".teddy"
 """The directory that marks a TeDDy project root."""
@@ -423,14 +423,28 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
     existing file is never replaced (:class:`FileExistsError`).  On any failure the
     temporary file is removed.  Other problems raise :class:`OSError`.
     """
+    staged = stage_inside(root, path, data, exclusive=exclusive)
+    if staged is None:
+        _write_by_name(root, path, data, exclusive=exclusive)
+    else:
+        staged.commit()
+
+
+def stage_inside(
+    root: Path, path: str, data: bytes, *, exclusive: bool = False
+) -> StagedWrite | None:
+    """The first half of :func:`write_inside`: the path walked and checked the same way,
+    its directories made, ``data`` in a temporary file next to the target, which the
+    returned write holds (with its directory) until it is published or discarded;
+    nothing is flushed.  None where directories cannot be held by descriptor (the
+    write then goes through :func:`write_inside`)."""
     names = _names(root, path)
     if not HAVE_DIR_FD:
-        _write_by_name(root, path, data, exclusive=exclusive)
-        return
+        return None
     name = names[-1]
     with _held_directory(root, names, path, create=True) as dir_fd:
         _check_target(name, dir_fd, path, exclusive=exclusive)
-        write_bytes_atomic(name, data, dir_fd=dir_fd, exclusive=exclusive)
+        return stage_bytes(name, data, dir_fd=os.dup(dir_fd), exclusive=exclusive, owned_dir=True)
 
 
 def read_inside(

@@ -2,7 +2,8 @@
 file, no stuck session, and a report that tells the truth about what ran.
 
 Each round copies a prepared project, starts ``teddy execute -y`` on a plan of 30
-actions (CREATE, EDIT and EXECUTE of ten files), kills it with SIGKILL after a random
+actions (CREATE, EDIT and EXECUTE of ten files; a file's CREATE and the previous
+file's EDIT run as one group that shares a flush), kills it with SIGKILL after a random
 delay between zero and a little more than a whole run, then lets the next command
 (``teddy context``, or the library's ``recover_session``) finish the turn.  Whatever the
 kill point, the files, the report and the session must agree.  The number of rounds is
@@ -42,17 +43,37 @@ def edited(i: int) -> str:
     return created(i).replace(f"line 1 of f{i}\n", f"edited {i}\n")
 
 
+def _order() -> list[tuple[str, int]]:
+    """The plan's actions as (kind, file number): each file's CREATE comes right before
+    the EDIT of the file before it, so that the two run as one group sharing a flush
+    (plankit.teddy.run.batch), and the kills land inside groups too."""
+    order = [("create", 1)]
+    for i in range(1, FILES + 1):
+        if i < FILES:
+            order.append(("create", i + 1))
+        order += [("edit", i), ("execute", i)]
+    return order
+
+
+ORDER = _order()
+KINDS = ("create", "edit", "execute")
+
+
 def the_plan() -> str:
     actions = []
-    for i in range(1, FILES + 1):
-        actions.append(
-            f"### `CREATE`\n- **File Path:** [f{i}.txt](/f{i}.txt)\n```text\n{created(i)}```"
-        )
-        actions.append(
-            f"### `EDIT`\n- **File Path:** [f{i}.txt](/f{i}.txt)\n"
-            f"#### `FIND:`\n```text\nline 1 of f{i}\n```\n#### `REPLACE:`\n```text\nedited {i}\n```"
-        )
-        actions.append(f"### `EXECUTE`\n```shell\nprintf '%s\\n' {i} >> log.txt\n```")
+    for kind, i in ORDER:
+        if kind == "create":
+            actions.append(
+                f"### `CREATE`\n- **File Path:** [f{i}.txt](/f{i}.txt)\n```text\n{created(i)}```"
+            )
+        elif kind == "edit":
+            actions.append(
+                f"### `EDIT`\n- **File Path:** [f{i}.txt](/f{i}.txt)\n"
+                f"#### `FIND:`\n```text\nline 1 of f{i}\n```\n"
+                f"#### `REPLACE:`\n```text\nedited {i}\n```"
+            )
+        else:
+            actions.append(f"### `EXECUTE`\n```shell\nprintf '%s\\n' {i} >> log.txt\n```")
     return plan("\n\n".join(actions))
 
 
@@ -94,7 +115,7 @@ def _check_files(root: Path, states: list[str] | None) -> None:
         if states is None:  # the plan never began: nothing may have happened
             assert text is None and not logged
             continue
-        create, edit, execute = states[3 * (i - 1) : 3 * i]
+        create, edit, execute = (states[ORDER.index((kind, i))] for kind in KINDS)
         if create == "success":
             assert text is not None
         if create == "not-run":

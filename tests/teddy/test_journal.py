@@ -16,6 +16,7 @@ from plankit.teddy.run.report import Status
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn, create_session
 from plankit.teddy.session.prompts import get_prompt
+from plankit.textio import StagedWrite
 from tests.teddy.test_session_e2e import plan
 
 ACTIONS = "\n\n".join(
@@ -54,10 +55,13 @@ def _events(turn: Turn) -> list[str]:
 def test_a_whole_turn_is_journaled_in_order(tmp_path: Path) -> None:
     turn = _turn(tmp_path)
     _execute(turn)
+    # the three CREATEs run as one group (plankit.teddy.run.batch): all three start,
+    # one flush, then each file takes its name and its action finishes
     assert _events(turn) == [
         "begin",
         "memos",
-        *["start", "finish"] * 3,
+        *["start"] * 3,
+        *["finish"] * 3,
         "reported",
         "closed",
     ]
@@ -104,19 +108,31 @@ def test_crash_after_the_next_turn_appeared_before_closed(
     assert [t.name for t in turn.session.turns()] == ["01", "02"]
 
 
-def test_crash_in_the_middle_of_an_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    turn = _turn(tmp_path)
-    real = execute_module.run_action
+def _crash_publishing(number: int, monkeypatch: pytest.MonkeyPatch, before=None) -> None:  # type: ignore[no-untyped-def]
+    """Kill teddy while the ``number``-th staged file of a group (a.txt, b.txt, c.txt)
+    takes its name."""
+    real = StagedWrite.publish
     calls = []
 
-    def run_action(action, runtime):  # type: ignore[no-untyped-def]
-        calls.append(action)
-        if len(calls) == 2:
-            (tmp_path / ".b.txt.0123abcd.tmp").write_text("half")  # a torn temp file
+    def publish(self: StagedWrite) -> None:
+        if self.target.endswith(".txt"):
+            calls.append(self)
+        if len(calls) == number:
+            if before is not None:
+                before()
             raise Crash
-        return real(action, runtime)
+        real(self)
 
-    monkeypatch.setattr(execute_module, "run_action", run_action)
+    monkeypatch.setattr(StagedWrite, "publish", publish)
+
+
+def test_crash_in_the_middle_of_an_action(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    turn = _turn(tmp_path)
+
+    def torn() -> None:  # the temporary file a killed write leaves
+        (tmp_path / ".b.txt.0123abcd.tmp").write_text("half")
+
+    _crash_publishing(2, monkeypatch, torn)
     with pytest.raises(Crash):
         _execute(turn)
     monkeypatch.undo()
@@ -129,64 +145,13 @@ def test_crash_in_the_middle_of_an_action(tmp_path: Path, monkeypatch: pytest.Mo
     sections = report.split("## 4. Action Log")[1].split("\n### ")[1:]
     assert "Execution:** Success" in sections[0]  # a.txt was created
     assert STOPPED_NOTE in sections[1]  # b.txt was being created
-    assert "skipped: execution was interrupted" in sections[2]  # c.txt never started
-    assert (tmp_path / "a.txt").exists() and not (tmp_path / "c.txt").exists()
+    # c.txt had started too (its bytes staged in the same group), not taken its name
+    assert STOPPED_NOTE in sections[2]
+    assert (tmp_path / "a.txt").exists()
+    assert not (tmp_path / "b.txt").exists() and not (tmp_path / "c.txt").exists()
     assert not (tmp_path / ".b.txt.0123abcd.tmp").exists()  # the stray is cleaned
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert turn.session.latest().name == "02"
-
-
-def test_crash_before_the_plan_began_leaves_the_turn_to_run_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    turn = _turn(tmp_path)
-
-    class Dies:
-        def review(self, plan: object, plan_file: object) -> object:
-            raise Crash
-
-    with pytest.raises(Crash):
-        execute_turn(turn, approver=Dies(), chat=ScriptedChat([]), config=Config())  # type: ignore[arg-type]
-    assert recover_session(turn.session) is None
-    outcome = _execute(turn)
-    assert getattr(outcome, "status", None) is Status.COMPLETED
-    assert all((tmp_path / f"{n}.txt").exists() for n in "abc")
-
-
-def test_crash_before_a_validation_report_validates_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "a.txt").write_text("exists")
-    turn = _turn(tmp_path)
-
-    monkeypatch.setattr(execute_module, "write_text_atomic", killed)
-    with pytest.raises(Crash):
-        _execute(turn)
-    monkeypatch.undo()
-    assert _events(turn) == ["validation-failed"]
-    assert recover_session(turn.session) is None  # nothing ran: the journal is dropped
-    outcome = _execute(turn)
-    assert getattr(outcome, "status", None) is Status.VALIDATION_FAILED
-    assert turn.session.latest().name == "02"
-
-
-def test_a_torn_last_line_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    turn = _turn(tmp_path)
-
-    monkeypatch.setattr(execute_module, "prepare_next", killed)
-    with pytest.raises(Crash):
-        _execute(turn)
-    monkeypatch.undo()
-    with turn.file(JOURNAL_FILE).open("a") as handle:
-        handle.write('{"event": "clo')  # a kill in the middle of a write
-    recovered = recover_session(turn.session)
-    assert recovered is not None and recovered.next_turn is not None
-    # the torn piece is gone: the lines recovery added read back, and the turn is closed
-    journal = turn.file(JOURNAL_FILE).read_text()
-    assert '{"event": "clo{' not in journal
-    assert _events(turn)[-2:] == ["reported", "closed"]
-    assert replay(turn.file(JOURNAL_FILE)).closed
-    assert recover_session(turn.session) is None
-    assert turn.file(JOURNAL_FILE).read_text() == journal  # nothing more to add
 
 
 def test_a_torn_start_line_means_the_action_never_ran(
@@ -197,11 +162,11 @@ def test_a_torn_start_line_means_the_action_never_ran(
     real = execute_module.run_action
     calls = []
 
-    def dies_before_the_second(action, runtime):  # type: ignore[no-untyped-def]
+    def dies_before_the_second(action, runtime, *staged):  # type: ignore[no-untyped-def]
         calls.append(action)
         if len(calls) == 2:
             raise Crash
-        return real(action, runtime)
+        return real(action, runtime, *staged)
 
     monkeypatch.setattr(execute_module, "run_action", dies_before_the_second)
     with pytest.raises(Crash):
@@ -214,7 +179,8 @@ def test_a_torn_start_line_means_the_action_never_ran(
     recovered = recover_session(turn.session)
     assert recovered is not None and recovered.interrupted
     sections = turn.report_path.read_text().split("## 4. Action Log")[1].split("\n### ")[1:]
-    assert "Execution:** Success" in sections[0]
+    assert STOPPED_NOTE in sections[0]  # staged in the group, not published
+    assert not (tmp_path / "a.txt").exists()
     assert "skipped: execution was interrupted" in sections[1]  # not "was running"
     assert STOPPED_NOTE not in sections[1]
     assert replay(journal).closed
@@ -337,16 +303,7 @@ def test_a_turn_cut_short_in_its_last_action_is_reported_interrupted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     turn = _turn(tmp_path)
-    real = execute_module.run_action
-    calls = []
-
-    def dies_in_the_last(action, runtime):  # type: ignore[no-untyped-def]
-        calls.append(action)
-        if len(calls) == 3:
-            raise Crash
-        return real(action, runtime)
-
-    monkeypatch.setattr(execute_module, "run_action", dies_in_the_last)
+    _crash_publishing(3, monkeypatch)
     with pytest.raises(Crash):
         _execute(turn)
     monkeypatch.undo()

@@ -1,5 +1,6 @@
-"""A turn's flushes to disk: one file system sync per action, each before the action's
-effect, with the journal's ``start`` entry in it (plankit.syncing)."""
+"""A turn's flushes to disk: one file system sync per group of file writes (or per other
+action), each before the effects it covers, with the journal's ``start`` entries in it
+(plankit.syncing, plankit.teddy.run.batch)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from plankit import syncing
+from plankit.teddy.run import batch
 from plankit.teddy.run.approval import ScriptedApprover, ScriptedChat
 from plankit.teddy.run.execute import execute_turn
 from plankit.teddy.run.journal import JOURNAL_FILE
@@ -86,26 +88,28 @@ def test_each_create_is_announced_on_disk_before_its_file_appears(
     # the last file is on disk before the report says so: a sync after its finish
     last = watch.first_sync_with("finish", len(names) - 1)
     assert names[-1] in watch.syncs[last][1]
-    # one sync when the actions begin, one per action, one when they end
-    assert len(watch.syncs) == len(names) + 2
+    # one sync when the actions begin, one for the group of three, one when they end
+    assert len(watch.syncs) == 3
 
 
-def test_the_flushes_of_a_turn_do_not_grow_with_its_creates(
+def test_the_flushes_of_a_turn_grow_with_its_groups_not_its_creates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counts = []
-    for size in (2, 12):
+    for size in (2, 12, 13):
         names = [f"d{size}/f{i}.txt" for i in range(size)]
         (tmp_path / f"p{size}").mkdir()
         turn = _turn(tmp_path / f"p{size}", _creates(names))
         watch = Watch(monkeypatch, turn, names)
+        monkeypatch.setattr(batch, "GROUP_MAX", 6)
         _execute(turn)
         assert all((turn.session.root / n).is_file() for n in names)
         counts.append((watch.fsyncs, len(watch.syncs)))
         monkeypatch.undo()
-    (fsyncs_small, syncs_small), (fsyncs_big, syncs_big) = counts
-    assert fsyncs_small == fsyncs_big  # the journal's begin, the report, the next turn
-    assert syncs_big - syncs_small == 10  # one per added action
+    fsyncs = {f for f, _ in counts}
+    assert len(fsyncs) == 1  # the journal's begin, the report, the next turn
+    # one sync for the actions' start and one at their end, then one per group of six
+    assert [s for _, s in counts] == [3, 4, 5]
 
 
 def test_a_command_runs_only_after_its_start_is_on_disk(

@@ -34,10 +34,11 @@ from plankit.teddy.run.protect import check_protected, hard_link_check
 from plankit.teddy.run.report import ActionResult
 from plankit.teddy.run.research import SearchBackend, load_backend
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, read_inside, resolve, write_inside
+from plankit.workspace import PathRefused, read_inside, resolve, stage_inside, write_inside
 
 if TYPE_CHECKING:
     from plankit.teddy.run.shell import CommandResult
+    from plankit.textio import StagedWrite
 
 
 class Files(Protocol):
@@ -96,6 +97,11 @@ class LocalFiles:
         """Like :meth:`write_text`, but never replaces a file (:class:`FileExistsError`),
         even one that appeared after :meth:`exists` was asked."""
         write_inside(*self._split(path), text.encode("utf-8"), exclusive=True)
+
+    def stage_text(self, path: Path, text: str, *, exclusive: bool) -> StagedWrite | None:
+        """The write of :meth:`write_text` (:meth:`create_text` with ``exclusive``) up to
+        the flush before its rename (:func:`plankit.workspace.stage_inside`)."""
+        return stage_inside(*self._split(path), text.encode("utf-8"), exclusive=exclusive)
 
 
 class CommandRunner(Protocol):
@@ -208,26 +214,47 @@ def _target(rt: Runtime, path: str, *, read: bool) -> Path:
     return target
 
 
-def _create(action: Create, rt: Runtime, started: float) -> ActionResult:
+EXISTS = "the file already exists; nothing was written"
+"""Why a CREATE failed whose file exists (or appeared before the write ended)."""
+
+
+def _put(
+    rt: Runtime, target: Path, text: str, staged: list[StagedWrite] | None, *, new: bool
+) -> None:
+    """Write ``text`` to ``target`` (never over an existing file when ``new``, on the
+    local disk), or, given ``staged``, stage it there to be published later."""
+    files = rt.files
+    if not isinstance(files, LocalFiles):
+        files.write_text(target, text)
+        return
+    if staged is not None and (write := files.stage_text(target, text, exclusive=new)):
+        staged.append(write)
+    elif new:
+        files.create_text(target, text)
+    else:
+        files.write_text(target, text)
+
+
+def _create(
+    action: Create, rt: Runtime, started: float, staged: list[StagedWrite] | None
+) -> ActionResult:
     target = _target(rt, action.path, read=False)
-    exists = "the file already exists; nothing was written"
     if rt.files.exists(target):
-        return _failed(action, started, exists)
+        return _failed(action, started, EXISTS)
     text = file_text(action.content)
     try:
-        if isinstance(rt.files, LocalFiles):
-            rt.files.create_text(target, text)
-        else:
-            rt.files.write_text(target, text)
+        _put(rt, target, text, staged, new=True)
     except FileExistsError:
-        return _failed(action, started, exists)
+        return _failed(action, started, EXISTS)
     size = len(text.encode("utf-8"))
     lines = text.count("\n")
     noun = "line" if lines == 1 else "lines"
     return _ok(action, started, f"Wrote {lines} {noun} ({size} bytes).")
 
 
-def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
+def _edit(
+    action: Edit, rt: Runtime, started: float, staged: list[StagedWrite] | None
+) -> ActionResult:
     target = _target(rt, action.path, read=True)
     try:
         original = rt.files.read_text(target)
@@ -240,7 +267,7 @@ def _edit(action: Edit, rt: Runtime, started: float) -> ActionResult:
     except EditFailed as exc:
         details = fenced(exc.detail, "diff") if exc.detail else ""
         return _failed(action, started, exc.message, details)
-    rt.files.write_text(target, result.output)
+    _put(rt, target, result.output, staged, new=False)
     diff = unified_diff(action.path, result.before, result.after)
     return _ok(action, started, fenced(diff.rstrip("\n"), "diff"), result.notes)
 
@@ -353,15 +380,22 @@ def _handoff(action: Invoke | Conclude, rt: Runtime, started: float) -> ActionRe
     return _ok(action, started, what)
 
 
-def run_action(action: Action, rt: Runtime) -> ActionResult:
-    """Execute ``action``; a problem is a failed result, Ctrl-C raises :class:`Interrupted`."""
+def run_action(
+    action: Action, rt: Runtime, staged: list[StagedWrite] | None = None
+) -> ActionResult:
+    """Execute ``action``; a problem is a failed result, Ctrl-C raises :class:`Interrupted`.
+
+    Given ``staged`` (a CREATE or an EDIT on the local disk), the file's new bytes are
+    only staged next to it, and the write is added to ``staged`` to be flushed and
+    published by the caller (:mod:`plankit.teddy.run.batch`); the result says what the
+    action will have done once it is."""
     started = time.monotonic()
     try:
         match action:
             case Create():
-                return _create(action, rt, started)
+                return _create(action, rt, started, staged)
             case Edit():
-                return _edit(action, rt, started)
+                return _edit(action, rt, started, staged)
             case Execute():
                 return _execute(action, rt, started)
             case Read():

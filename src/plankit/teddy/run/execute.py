@@ -39,6 +39,7 @@ from plankit.teddy.run.approval import (
     ChatResponder,
     Decision,
 )
+from plankit.teddy.run.batch import group_size, run_group
 from plankit.teddy.run.checkpoint import TurnCheckpoint
 from plankit.teddy.run.journal import PLAN_SKIPPED, Journal
 from plankit.teddy.run.outcome import (
@@ -133,7 +134,21 @@ def _run_actions(
     interrupted = False
     stop_reason: str | None = None
     progress = runtime.progress
-    for index, action in enumerate(actions):
+    index = 0
+    while index < len(actions):
+        action = actions[index]
+        size = group_size(actions, index, approval, runtime) if stop_reason is None else 0
+        if size > 1:  # a run of file writes sharing one flush (plankit.teddy.run.batch)
+            indices = range(index, index + size)
+            group = run_group(actions, indices, approval, runtime, journal, run_action)
+            results += group.results
+            index += len(group.results)
+            interrupted = group.interrupted
+            if interrupted:
+                stop_reason = "skipped: execution was interrupted"
+            elif group.failed is not None:
+                stop_reason = f"skipped after the failure of `{group.failed}` above"
+            continue
         if approval.selected is not None and index not in approval.selected:
             result = ActionResult(action, False, "not selected")
         elif stop_reason is not None:
@@ -153,6 +168,7 @@ def _run_actions(
         if journal is not None:
             journal.finish(index, result)
         results.append(result)
+        index += 1
     return results, interrupted
 
 

@@ -11,10 +11,12 @@ the turn goes on:
 - ``reported`` once ``report.md`` is written, ``closed`` once the next turn exists.
 
 Each ``start`` is flushed to disk (fsync) before the action runs, and so is everything
-written before it; a CREATE's or EDIT's ``start`` is flushed by the file system sync its
-write makes before its rename (:mod:`plankit.syncing`).  When teddy is killed or
-crashes mid-turn, the next ``teddy execute``,
-``resume``, ``context`` or ``plan`` finds a latest turn whose journal is not closed and
+written before it; a CREATE's or EDIT's ``start`` is flushed by the file system sync
+made before its rename (:mod:`plankit.syncing`), shared by a run of such writes
+(:mod:`plankit.teddy.run.batch`), whose actions all start before any of them finishes.
+
+When teddy is killed or crashes mid-turn, the next ``teddy execute``, ``resume``,
+``context`` or ``plan`` finds a latest turn whose journal is not closed and
 finishes it from the journal: the report (status after an interruption, which actions
 ran, the one that was running, which never started), then the next turn, as the turn
 itself would have; temporary files a killed write left next to its target are removed.
@@ -110,8 +112,8 @@ class Journal:
     def start(self, index: int, action: Action) -> None:
         """Action ``index`` is about to have an effect (on disk before it does).  Inside
         :func:`plankit.syncing.shared_syncs`, a CREATE's or an EDIT's entry reaches the disk
-        with the shared sync its write makes just before its rename (its first effect on
-        the target)."""
+        with the shared sync made just before its rename (its first effect on the
+        target)."""
         entry = {"event": "start", "index": index, "targets": action_targets(action)}
         later = isinstance(action, Create | Edit) and self._fd is not None
         if later and syncing.deferred(self._fd):

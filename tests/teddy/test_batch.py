@@ -1,0 +1,252 @@
+"""Runs of CREATEs and EDITs that share one flush to disk (plankit.teddy.run.batch):
+what forms a group, and what a failure, a file that appears, Ctrl-C or a failing flush
+in the middle of one leave behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plankit import syncing
+from plankit.teddy.format.model import Create, Edit, EditPair, Execute
+from plankit.teddy.run import batch
+from plankit.teddy.run.actions import LocalFiles, Runtime
+from plankit.teddy.run.approval import Approval, Decision, ScriptedApprover, ScriptedChat
+from plankit.teddy.run.execute import execute_stateless
+from plankit.teddy.run.outcome import Outcome
+from plankit.teddy.session.config import Config
+from plankit.textio import StagedWrite
+from tests.teddy.test_session_e2e import plan
+
+pytestmark = pytest.mark.skipif(syncing._syncfs() is None, reason="needs syncfs (Linux)")
+
+
+def create(path: str, text: str = "new") -> str:
+    return f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```\n{text}\n```"
+
+
+def edit(path: str, find: str, replace: str) -> str:
+    return (
+        f"### `EDIT`\n- **File Path:** [{path}](/{path})\n\n"
+        f"`FIND:`\n```\n{find}\n```\n`REPLACE:`\n```\n{replace}\n```"
+    )
+
+
+def run(root: Path, *actions: str, approver: ScriptedApprover | None = None) -> Outcome:
+    (root / "plan.md").write_text(plan("\n\n".join(actions)), encoding="utf-8")
+    return execute_stateless(
+        root / "plan.md",
+        root,
+        approver=approver or ScriptedApprover(["approve"]),
+        chat=ScriptedChat([]),
+        config=Config(),
+    )
+
+
+def sections(outcome: Outcome) -> list[str]:
+    assert outcome.report is not None
+    return outcome.report.split("## 4. Action Log")[1].split("\n### ")[1:]
+
+
+def leftovers(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.tmp"))
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt here, however the suite was started."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+# --- what forms a group --------------------------------------------------------------
+
+
+def _size(actions: list, approval: Approval | None = None, **runtime: object) -> int:
+    rt = Runtime(Path.cwd(), Config(), ScriptedChat([]), **runtime)  # type: ignore[arg-type]
+    with syncing.shared_syncs():
+        return batch.group_size(actions, 0, approval or Approval(Decision.APPROVE), rt)
+
+
+def test_a_run_of_writes_to_distinct_files_is_one_group() -> None:
+    replace = (EditPair("a", "b"),)
+    writes = [Create("a.txt", "x"), Edit("src/b.py", replace), Create("src/c.py", "y")]
+    assert _size(writes) == 3
+    assert _size([*writes, Execute("make")]) == 3  # a command ends it
+    assert _size([Create("a.txt", "x"), Execute("make"), Create("b.txt", "y")]) == 1
+
+
+def test_a_second_write_to_the_same_file_starts_a_new_group() -> None:
+    replace = (EditPair("a", "b"),)
+    assert _size([Create("a.txt", "x"), Edit("a.txt", replace)]) == 1
+    assert _size([Create("src/a.py", "x"), Edit("src/./a.py", replace)]) == 1
+    assert _size([Create("README.md", "x"), Edit("readme.md", replace)]) == 1
+
+
+def test_no_group_without_gathered_flushes_a_client_asking_or_another_files() -> None:
+    writes = [Create("a.txt", "x"), Create("b.txt", "y")]
+    rt = Runtime(Path.cwd(), Config(), ScriptedChat([]))
+    approve = Approval(Decision.APPROVE)
+    assert batch.group_size(writes, 0, approve, rt) == 0  # outside shared_syncs
+    assert _size(writes, permit=lambda index, action: None) == 0
+    assert _size(writes, files=_OtherFiles()) == 0
+    assert _size(writes, Approval(Decision.APPROVE, selected=frozenset({1}))) == 0
+    assert (
+        _size(
+            [*writes, Create("c.txt", "z")], Approval(Decision.APPROVE, selected=frozenset({0, 2}))
+        )
+        == 1
+    )
+
+
+class _OtherFiles:
+    """Files kept somewhere else than the local disk (an ACP client's, say)."""
+
+    def exists(self, path: Path) -> bool:
+        return False
+
+    def read_text(self, path: Path) -> str:
+        raise FileNotFoundError(path)
+
+    def write_text(self, path: Path, text: str) -> None:
+        pass
+
+
+def test_a_group_holds_at_most_group_max_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "GROUP_MAX", 4)
+    assert _size([Create(f"f{i}.txt", "x") for i in range(10)]) == 4
+
+
+# --- what a group does ---------------------------------------------------------------
+
+
+def test_a_group_writes_every_file_and_reports_each(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("return 41\n")
+    outcome = run(tmp_path, create("a.txt", "A"), edit("app.py", "41", "42"), create("d/b.txt"))
+    assert outcome.status is not None and outcome.status.name == "COMPLETED"
+    assert (tmp_path / "a.txt").read_text() == "A\n"
+    assert (tmp_path / "app.py").read_text() == "return 42\n"
+    assert (tmp_path / "d/b.txt").read_text() == "new\n"
+    found = sections(outcome)
+    assert "Wrote 1 line (2 bytes)" in found[0]
+    assert "-return 41\n+return 42" in found[1]
+    assert leftovers(tmp_path) == []
+
+
+def test_a_failed_check_publishes_the_writes_before_it_and_skips_the_rest(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.py").write_text("return 7\n")
+
+    class EditsWhileAsked(ScriptedApprover):
+        """The user changes app.py while the plan waits for approval."""
+
+        def review(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            (tmp_path / "app.py").write_text("return 41\n")
+            return super().review(*args, **kwargs)
+
+    outcome = run(
+        tmp_path,
+        create("a.txt"),
+        edit("app.py", "return 7", "return 8"),
+        create("c.txt"),
+        approver=EditsWhileAsked(["approve"]),
+    )
+    found = sections(outcome)
+    assert "Execution:** Success" in found[0]
+    assert "the FIND block matches nowhere" in found[1]
+    assert "skipped after the failure of `EDIT` above" in found[2]
+    assert (tmp_path / "a.txt").is_file() and not (tmp_path / "c.txt").exists()
+    assert (tmp_path / "app.py").read_text() == "return 41\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_file_that_appears_before_its_create_is_published_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another program writes a.txt after teddy checked that it did not exist
+    real = StagedWrite.publish
+
+    def publish(self: StagedWrite) -> None:
+        if self.target == "a.txt":
+            (tmp_path / "a.txt").write_text("theirs")
+        real(self)
+
+    monkeypatch.setattr(StagedWrite, "publish", publish)
+    outcome = run(tmp_path, create("first.txt"), create("a.txt"), create("c.txt"))
+    found = sections(outcome)
+    assert "Execution:** Success" in found[0]
+    assert "the file already exists; nothing was written" in found[1]
+    assert "skipped after the failure of `CREATE` above" in found[2]
+    assert (tmp_path / "a.txt").read_text() == "theirs"
+    assert not (tmp_path / "c.txt").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_ctrl_c_while_a_group_is_staged_publishes_none_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctrl_c: None
+) -> None:
+    real = LocalFiles.stage_text
+
+    def stage_text(self: LocalFiles, path: Path, text: str, *, exclusive: bool):  # type: ignore[no-untyped-def]
+        if path.name == "c.txt":
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C
+        return real(self, path, text, exclusive=exclusive)
+
+    monkeypatch.setattr(LocalFiles, "stage_text", stage_text)
+    outcome = run(tmp_path, create("a.txt"), create("b.txt"), create("c.txt"), create("d.txt"))
+    assert outcome.interrupted
+    found = sections(outcome)
+    assert all("skipped: execution was interrupted" in s for s in (found[0], found[1], found[3]))
+    assert "interrupted" in found[2]
+    assert not any((tmp_path / f"{n}.txt").exists() for n in "abcd")
+    assert leftovers(tmp_path) == []
+
+
+def test_ctrl_c_while_a_group_is_published_waits_for_the_last_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctrl_c: None
+) -> None:
+    real = StagedWrite.publish
+
+    def publish(self: StagedWrite) -> None:
+        if self.target == "a.txt":
+            os.kill(os.getpid(), signal.SIGINT)
+        real(self)
+
+    monkeypatch.setattr(StagedWrite, "publish", publish)
+    command = "### `EXECUTE`\n```shell\necho ran > ran.txt\n```"
+    # another thread, as a client's or a test runner's: the kernel may hand it the signal
+    done = threading.Event()
+    other = threading.Thread(target=done.wait)
+    other.start()
+    try:
+        outcome = run(tmp_path, create("a.txt"), create("b.txt"), create("c.txt"), command)
+    finally:
+        done.set()
+        other.join()
+    assert outcome.interrupted
+    assert all((tmp_path / f"{n}.txt").is_file() for n in "abc")
+    found = sections(outcome)
+    assert all("Execution:** Success" in s for s in found[:3])
+    assert "skipped: execution was interrupted" in found[3]
+    assert not (tmp_path / "ran.txt").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_flush_that_fails_fails_the_group_before_any_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the disk fails the flush made while the group's new bytes wait to take their names
+    monkeypatch.setattr(syncing, "_syncfs", lambda: lambda fd: -1 if leftovers(tmp_path) else 0)
+    outcome = run(tmp_path, create("a.txt"), create("b.txt"))
+    found = sections(outcome)
+    assert "syncfs failed" in found[0]
+    assert "skipped after the failure of `CREATE` above" in found[1]
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert leftovers(tmp_path) == []
