@@ -518,3 +518,67 @@ def test_where_files_cannot_be_locked_writes_and_sweeps_still_work(
     stray.write_bytes(b"half")
     assert textio.remove_abandoned_temp_files(tmp_path) == 1
     assert _entries(tmp_path) == ["plan.md"]
+
+
+# --- the two halves: staged, then published or discarded ------------------------------
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+
+
+def test_a_staged_write_changes_nothing_until_it_is_published(tmp_path: Path) -> None:
+    target = tmp_path / "notes.md"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    staged = textio.stage_bytes(target, b"new\n")
+    assert target.read_text() == "old\n"  # readers still see the old file
+    [temp] = [n for n in _entries(tmp_path) if n != "notes.md"]
+    assert textio.is_temp_name(temp, "notes.md")
+    assert (tmp_path / temp).read_bytes() == b"new\n"  # written in full already
+    assert stat.S_IMODE((tmp_path / temp).stat().st_mode) == 0o640  # the target's mode
+    staged.publish()
+    assert target.read_text() == "new\n"
+    assert _entries(tmp_path) == ["notes.md"]
+    staged.discard()  # over: nothing more happens
+    assert target.read_text() == "new\n"
+    with pytest.raises(ValueError, match="over"):
+        staged.fd  # noqa: B018
+
+
+def test_a_discarded_write_leaves_the_target_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "notes.md"
+    target.write_text("old\n")
+    staged = textio.stage_bytes(target, b"new\n")
+    staged.discard()
+    assert target.read_text() == "old\n"
+    assert _entries(tmp_path) == ["notes.md"]
+    staged.discard()
+    assert _entries(tmp_path) == ["notes.md"]
+
+
+def test_a_staged_create_never_replaces_a_file_that_appeared(tmp_path: Path) -> None:
+    target = tmp_path / "new.md"
+    staged = textio.stage_bytes(target, b"mine\n", exclusive=True)
+    target.write_text("theirs\n")  # another program, between the check and the rename
+    with pytest.raises(FileExistsError):
+        staged.publish()
+    assert target.read_text() == "theirs\n"
+    assert _entries(tmp_path) == ["new.md"]
+    with pytest.raises(FileExistsError):  # and an existing one is refused at once
+        textio.stage_bytes(target, b"mine\n", exclusive=True)
+    assert _entries(tmp_path) == ["new.md"]
+
+
+def test_a_staged_write_in_a_held_directory_closes_it_when_over(tmp_path: Path) -> None:
+    before = _fds()
+    for end in ("publish", "discard"):
+        dir_fd = os.open(tmp_path, os.O_RDONLY)
+        staged = textio.stage_bytes(f"{end}.md", b"x", dir_fd=dir_fd, owned_dir=True)
+        getattr(staged, end)()
+    assert _fds() == before
+    assert _entries(tmp_path) == ["publish.md"]
+    dir_fd = os.open(tmp_path, os.O_RDONLY)
+    with pytest.raises(ValueError, match="bare file name"):
+        textio.stage_bytes("a/b.md", b"x", dir_fd=dir_fd, owned_dir=True)
+    assert _fds() == before  # closed on failure too
