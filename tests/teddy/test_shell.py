@@ -213,3 +213,47 @@ def test_a_command_deaf_to_sigterm_is_stopped_whole_at_its_timeout_escapees_too(
     assert group.exists() and server.exists()
     assert not group_alive(int(server.read_text()))
     wait_for_group_end(group)
+
+
+def test_the_actions_env_is_laid_over_teddys_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANKIT_TEST_OUTER", "kept")
+    monkeypatch.setenv("GREETING", "overridden")
+    command = 'printf "%s %s" "$GREETING" "$PLANKIT_TEST_OUTER"'
+    result = run_command(command, cwd=tmp_path, env={"GREETING": "hi"})
+    assert result.ok and result.stdout == "hi kept"
+
+
+@pytest.mark.parametrize("outer", [None, "C.UTF-8"])
+def test_the_command_sees_teddys_lc_ctype_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outer: str | None
+) -> None:
+    # under LANG=C the supervisor's own Python sets LC_CTYPE (PEP 538); the command
+    # must get teddy's environment, not the supervisor's
+    monkeypatch.setenv("LANG", "C")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    if outer is None:
+        monkeypatch.delenv("LC_CTYPE", raising=False)
+    else:
+        monkeypatch.setenv("LC_CTYPE", outer)
+    result = run_command('printf "%s" "${LC_CTYPE-unset}"', cwd=tmp_path)
+    assert result.ok and result.stdout == (outer or "unset")
+
+
+def test_a_process_left_running_in_the_background_is_stopped_and_counted(
+    tmp_path: Path,
+) -> None:
+    result = run_command("sleep 600 & echo $! > bg; echo started", cwd=tmp_path)
+    assert result.ok and result.stdout == "started\n"
+    assert result.stopped == 1
+    pid = int((tmp_path / "bg").read_text())
+    wait_until(lambda: not _alive(pid), f"the background sleep ({pid}) to end")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
