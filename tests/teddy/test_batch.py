@@ -19,6 +19,7 @@ from plankit.teddy.run.actions import LocalFiles, Runtime
 from plankit.teddy.run.approval import Approval, Decision, ScriptedApprover, ScriptedChat
 from plankit.teddy.run.execute import execute_stateless
 from plankit.teddy.run.outcome import Outcome
+from plankit.teddy.run.report import ActionResult
 from plankit.teddy.session.config import Config
 from plankit.textio import StagedWrite
 from tests.teddy.test_session_e2e import plan
@@ -37,15 +38,44 @@ def edit(path: str, find: str, replace: str) -> str:
     )
 
 
-def run(root: Path, *actions: str, approver: ScriptedApprover | None = None) -> Outcome:
+def run(
+    root: Path,
+    *actions: str,
+    approver: ScriptedApprover | None = None,
+    progress: Recorder | None = None,
+) -> Outcome:
     (root / "plan.md").write_text(plan("\n\n".join(actions)), encoding="utf-8")
+    chat = ScriptedChat([])
     return execute_stateless(
         root / "plan.md",
         root,
         approver=approver or ScriptedApprover(["approve"]),
-        chat=ScriptedChat([]),
+        chat=chat,
         config=Config(),
+        runtime=Runtime(root, Config(), chat, progress=progress),
     )
+
+
+class Recorder:
+    """A live display that writes down what it is told."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def started(self, index: int, action: object) -> None:
+        self.events.append(("started", index))
+
+    def finished(self, index: int, result: ActionResult) -> None:
+        self.events.append(("finished", index))
+
+
+def summary(outcome: Outcome) -> tuple[str, str]:
+    """The report's Actions and Outcomes lines."""
+    assert outcome.report is not None
+    lines = outcome.report.splitlines()
+    actions = next(x for x in lines if x.startswith("- **Actions:** "))
+    outcomes = next(x for x in lines if x.startswith("- **Outcomes:** "))
+    return actions.removeprefix("- **Actions:** "), outcomes.removeprefix("- **Outcomes:** ")
 
 
 def sections(outcome: Outcome) -> list[str]:
@@ -87,6 +117,7 @@ def test_a_second_write_to_the_same_file_starts_a_new_group() -> None:
     assert _size([Create("a.txt", "x"), Edit("a.txt", replace)]) == 1
     assert _size([Create("src/a.py", "x"), Edit("src/./a.py", replace)]) == 1
     assert _size([Create("README.md", "x"), Edit("readme.md", replace)]) == 1
+    assert _size([Create("/notes/a.md", "x"), Edit("notes/a.md", replace)]) == 1
 
 
 def test_no_group_without_gathered_flushes_a_client_asking_or_another_files() -> None:
@@ -128,7 +159,17 @@ def test_a_group_holds_at_most_group_max_actions(monkeypatch: pytest.MonkeyPatch
 
 def test_a_group_writes_every_file_and_reports_each(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("return 41\n")
-    outcome = run(tmp_path, create("a.txt", "A"), edit("app.py", "41", "42"), create("d/b.txt"))
+    shown = Recorder()
+    outcome = run(
+        tmp_path,
+        create("a.txt", "A"),
+        edit("app.py", "41", "42"),
+        create("d/b.txt"),
+        progress=shown,
+    )
+    # all three start, then each finishes as its file takes its name
+    assert shown.events == [("started", i) for i in range(3)] + [("finished", i) for i in range(3)]
+    assert summary(outcome) == ("3 total / 3 approved / 0 skipped", "3 succeeded / 0 failed")
     assert outcome.status is not None and outcome.status.name == "COMPLETED"
     assert (tmp_path / "a.txt").read_text() == "A\n"
     assert (tmp_path / "app.py").read_text() == "return 42\n"
@@ -162,6 +203,7 @@ def test_a_failed_check_publishes_the_writes_before_it_and_skips_the_rest(
     assert "Execution:** Success" in found[0]
     assert "the FIND block matches nowhere" in found[1]
     assert "skipped after the failure of `EDIT` above" in found[2]
+    assert summary(outcome) == ("3 total / 2 approved / 1 skipped", "1 succeeded / 1 failed")
     assert (tmp_path / "a.txt").is_file() and not (tmp_path / "c.txt").exists()
     assert (tmp_path / "app.py").read_text() == "return 41\n"
     assert leftovers(tmp_path) == []
@@ -183,7 +225,10 @@ def test_a_file_that_appears_before_its_create_is_published_is_kept(
     found = sections(outcome)
     assert "Execution:** Success" in found[0]
     assert "the file already exists; nothing was written" in found[1]
+    # the note says why, and nothing the staged write would have done follows it
+    assert found[1].rstrip().endswith("\n- **Note:** the file already exists; nothing was written")
     assert "skipped after the failure of `CREATE` above" in found[2]
+    assert summary(outcome) == ("3 total / 2 approved / 1 skipped", "1 succeeded / 1 failed")
     assert (tmp_path / "a.txt").read_text() == "theirs"
     assert not (tmp_path / "c.txt").exists()
     assert leftovers(tmp_path) == []
@@ -200,8 +245,15 @@ def test_ctrl_c_while_a_group_is_staged_publishes_none_of_it(
         return real(self, path, text, exclusive=exclusive)
 
     monkeypatch.setattr(LocalFiles, "stage_text", stage_text)
-    outcome = run(tmp_path, create("a.txt"), create("b.txt"), create("c.txt"), create("d.txt"))
+    shown = Recorder()
+    actions = [create(f"{n}.txt") for n in "abcd"]
+    outcome = run(tmp_path, *actions, progress=shown)
     assert outcome.interrupted
+    assert shown.events == [
+        *[("started", i) for i in range(3)],
+        *[("finished", i) for i in range(4)],
+    ]
+    assert summary(outcome) == ("4 total / 1 approved / 3 skipped", "0 succeeded / 1 failed")
     found = sections(outcome)
     assert all("skipped: execution was interrupted" in s for s in (found[0], found[1], found[3]))
     assert "interrupted" in found[2]
@@ -249,4 +301,28 @@ def test_a_flush_that_fails_fails_the_group_before_any_file_changes(
     assert "syncfs failed" in found[0]
     assert "skipped after the failure of `CREATE` above" in found[1]
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_file_turned_into_a_folder_before_its_edit_is_published_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "app.py").write_text("return 41\n")
+    real = StagedWrite.publish
+
+    def publish(self: StagedWrite) -> None:
+        if self.target == "app.py":  # another program puts a folder in its place
+            (tmp_path / "app.py").unlink()
+            (tmp_path / "app.py").mkdir()
+        real(self)
+
+    monkeypatch.setattr(StagedWrite, "publish", publish)
+    outcome = run(tmp_path, create("a.txt"), edit("app.py", "41", "42"), create("c.txt"))
+    found = sections(outcome)
+    assert "Execution:** Success" in found[0]
+    # the note says why, and nothing the staged write would have done follows it
+    assert found[1].rstrip().endswith("\n- **Note:** Is a directory")
+    assert "skipped after the failure of `EDIT` above" in found[2]
+    assert summary(outcome) == ("3 total / 2 approved / 1 skipped", "1 succeeded / 1 failed")
+    assert (tmp_path / "app.py").is_dir() and not (tmp_path / "c.txt").exists()
     assert leftovers(tmp_path) == []
