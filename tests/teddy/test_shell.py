@@ -257,3 +257,12 @@ def _alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state != "Z"
+
+
+def test_the_duration_is_the_time_the_command_took_from_teddys_side(tmp_path: Path) -> None:
+    import time
+
+    before = time.monotonic()
+    result = run_command("echo hi", cwd=tmp_path)
+    after = time.monotonic()
+    assert result.duration is not None and 0 <= result.duration <= after - before
