@@ -22,20 +22,10 @@ from plankit.teddy.run.outcome import Outcome
 from plankit.teddy.run.report import ActionResult
 from plankit.teddy.session.config import Config
 from plankit.textio import StagedWrite
+from tests.security.helpers import create, edit
 from tests.teddy.test_session_e2e import plan
 
 pytestmark = pytest.mark.skipif(syncing._syncfs() is None, reason="needs syncfs (Linux)")
-
-
-def create(path: str, text: str = "new") -> str:
-    return f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```\n{text}\n```"
-
-
-def edit(path: str, find: str, replace: str) -> str:
-    return (
-        f"### `EDIT`\n- **File Path:** [{path}](/{path})\n\n"
-        f"`FIND:`\n```\n{find}\n```\n`REPLACE:`\n```\n{replace}\n```"
-    )
 
 
 def run(
@@ -173,7 +163,7 @@ def test_a_group_writes_every_file_and_reports_each(tmp_path: Path) -> None:
     assert outcome.status is not None and outcome.status.name == "COMPLETED"
     assert (tmp_path / "a.txt").read_text() == "A\n"
     assert (tmp_path / "app.py").read_text() == "return 42\n"
-    assert (tmp_path / "d/b.txt").read_text() == "new\n"
+    assert (tmp_path / "d/b.txt").read_text() == "pwned\n"
     found = sections(outcome)
     assert "Wrote 1 line (2 bytes)" in found[0]
     assert "-return 41\n+return 42" in found[1]
