@@ -34,8 +34,10 @@ def fsync(fd):
     except OSError:
         return
     if name.startswith("." + want + ".") and name.endswith(".tmp"):
-        with open(signal_file, "w") as out:
+        # the name appears whole or not at all: a test that sees the file may kill at once
+        with open(signal_file + ".part", "w") as out:
             out.write(name)
+        os.rename(signal_file + ".part", signal_file)
         time.sleep(3600)
 
 os.fsync = fsync
