@@ -16,6 +16,7 @@ import pytest
 
 from plankit.teddy.run import shell
 from plankit.teddy.run.shell import CappedOutput, run_command
+from tests.processes import recorded_pids, wait_gone
 from tests.waiting import group_alive, record_group, wait_for_group_end, wait_until
 
 LOTS = "head -c 5000 /dev/zero | tr '\\0' a; printf END"
@@ -247,16 +248,7 @@ def test_a_process_left_running_in_the_background_is_stopped_and_counted(
     result = run_command("sleep 600 & echo $! > bg; echo started", cwd=tmp_path)
     assert result.ok and result.stdout == "started\n"
     assert result.stopped == 1
-    pid = int((tmp_path / "bg").read_text())
-    wait_until(lambda: not _alive(pid), f"the background sleep ({pid}) to end")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state != "Z"
+    wait_gone(recorded_pids(tmp_path / "bg"))
 
 
 def test_the_duration_is_the_time_the_command_took_from_teddys_side(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from plankit import syncing
 from plankit.teddy.format.model import Action, Create, Edit
 from plankit.teddy.run.actions import EXISTS, Interrupted, LocalFiles, Runtime, run_action
 from plankit.teddy.run.approval import Approval
-from plankit.teddy.run.journal import Journal
+from plankit.teddy.run.journal import NOT_STARTED, Journal
 from plankit.teddy.run.report import ActionResult
 from plankit.textio import StagedWrite
 from plankit.workspace import HAVE_DIR_FD
@@ -49,7 +49,10 @@ GROUP_MAX = 128
 """Most actions staged at once: each holds two descriptors (its temporary file and its
 directory) until it is published."""
 
-INTERRUPTED = "skipped: execution was interrupted"
+
+def after_failure(kind: str) -> str:
+    """Why an action was skipped after the failure of an earlier one of type ``kind``."""
+    return f"skipped after the failure of `{kind}` above"
 
 
 def group_size(actions: Sequence[Action], start: int, approval: Approval, runtime: Runtime) -> int:
@@ -131,10 +134,8 @@ def run_group(
                 last = (index, result)
                 break
             staged.append((index, result, writes[0]))
-        if interrupted:
-            for _, _, write in staged:
-                write.discard()
-            done = [finish(i, ActionResult(r.action, True, INTERRUPTED)) for i, r, _ in staged]
+        if interrupted:  # none published: their temporary files go in the finally below
+            done = [finish(i, ActionResult(r.action, True, NOT_STARTED)) for i, r, _ in staged]
         else:
             with _ctrl_c_held() as held:
                 done = _publish(staged, finish)
@@ -165,9 +166,7 @@ def _publish(
     for index, result, write in staged:
         if failed is not None:
             write.discard()
-            result = ActionResult(
-                result.action, True, f"skipped after the failure of `{failed}` above"
-            )
+            result = ActionResult(result.action, True, after_failure(failed))
         elif error is not None:
             write.discard()
             result = _failure(result, error)

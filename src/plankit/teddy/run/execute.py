@@ -39,9 +39,9 @@ from plankit.teddy.run.approval import (
     ChatResponder,
     Decision,
 )
-from plankit.teddy.run.batch import group_size, run_group
+from plankit.teddy.run.batch import after_failure, group_size, run_group
 from plankit.teddy.run.checkpoint import TurnCheckpoint
-from plankit.teddy.run.journal import PLAN_SKIPPED, Journal
+from plankit.teddy.run.journal import NOT_STARTED, PLAN_SKIPPED, Journal
 from plankit.teddy.run.outcome import (
     ExecuteError,
     Outcome,
@@ -145,9 +145,9 @@ def _run_actions(
             index += len(group.results)
             interrupted = group.interrupted
             if interrupted:
-                stop_reason = "skipped: execution was interrupted"
+                stop_reason = NOT_STARTED
             elif group.failed is not None:
-                stop_reason = f"skipped after the failure of `{group.failed}` above"
+                stop_reason = after_failure(group.failed)
             continue
         if approval.selected is not None and index not in approval.selected:
             result = ActionResult(action, False, "not selected")
@@ -160,9 +160,9 @@ def _run_actions(
                 journal.start(index, action)
             result, interrupted = _run_one(index, action, approval, runtime)
             if interrupted:
-                stop_reason = "skipped: execution was interrupted"
+                stop_reason = NOT_STARTED
             elif result.success is False:
-                stop_reason = f"skipped after the failure of `{action.type}` above"
+                stop_reason = after_failure(action.type)
         if progress is not None and result.success is None:
             progress.finished(index, result)
         if journal is not None:
