@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plankit.agentflow import frontmatter as fm
+from plankit.agentflow.fields import TaskFields, quick_task_fields, read_task_fields
 from plankit.agentflow.frontmatter import FrontMatterError, Map, Scalar, Seq, parse, split
 
 
@@ -262,3 +263,132 @@ def test_the_closing_line_search_agrees_with_the_regular_expression(
     text = "".join(pieces)
     pos, end = min(pos, len(text)), min(end, len(text))
     assert fm._closing(text, pos, end) == _closing_by_regex(text, pos, end), (text, pos, end)
+
+
+# --- a task's fields read straight from its lines agree with the tree's ----------------
+
+
+def _tree_fields(yaml: str) -> TaskFields | None:
+    """The fields ``read_task_fields`` finds in the parsed tree (``None``: unparsable)."""
+    try:
+        return read_task_fields(parse(yaml, 2), 2)
+    except FrontMatterError:
+        return None
+
+
+# Front matter as models and people write it for a task: the quick reading answers.
+_USUAL_TASKS = [
+    "id: create-schema\n",
+    "id: create-schema\ndepends_on: []\n",
+    "id: api\ndepends_on: [create-schema, auth]\nagent: claude-code\n",
+    "id: api\ndepends_on:\n  - create-schema\n  - auth\nagent: codex\n",
+    "id: \"docs\"\nagent: 'gemini'\nsubtasks:\n- Write the README\n- Check the links\n",
+    "# the task\nid: ui   \n\ndepends_on: [ api ,  auth ]   # not a comment: part of the list?\n",
+    "id: ui\ndepends_on: [api, api, auth]\n",  # a repeated dependency is kept once
+    "id: ui\ndepends_on:\n    - api\n    # waiting on the API\n    - auth\nagent:\n",
+    "id: ui\nagent: null\nsubtasks: Null\ndepends_on:\n",
+    "id: ui\nsubtasks: ['Build it, then test it', \"Ship: to staging\"]\n",
+    "id: ui\nagent: claude-code\nsubtasks:\n  - Write the code   \n  - Test it\n",
+    "id: ' ui'\nagent: \"codex \"\n",  # blanks inside quotes: trimmed from ids and agents
+    "id: a\u00a0b\n",  # a no-break space is text: the id check reports it later
+]
+
+
+@pytest.mark.parametrize("yaml", _USUAL_TASKS)
+def test_a_usual_task_is_read_straight_from_its_lines(yaml: str) -> None:
+    quick = quick_task_fields(yaml, 2)
+    tree = _tree_fields(yaml)
+    assert tree is not None and tree.issues == ()
+    if "not a comment" in yaml:  # '#' inside a flow list: only the full parser reads it
+        assert quick is None
+        return
+    assert quick == tree
+
+
+def test_the_quick_reading_reads_what_a_model_wrote() -> None:
+    fields = quick_task_fields(
+        "id: api\ndepends_on:\n  - create-schema\n  - auth\n  - auth\nagent: codex\n"
+        "subtasks: [Write it, 'Test it, twice']\n",
+        5,
+    )
+    assert fields == TaskFields(
+        "api",
+        5,
+        (("create-schema", 7), ("auth", 8)),
+        6,
+        "codex",
+        ("Write it", "Test it, twice"),
+        (),
+    )
+
+
+# Front matter with something to report, or beyond the fast path's shapes (a list item
+# indented deeper, which YAML reads as the text "b - c"): the quick reading leaves each
+# to the parser and read_task_fields, which explain it.
+_DECLINED = [
+    "depends_on: [a]\n",  # no id
+    "id:\n",
+    "id: ''\n",
+    "id: ~\n",
+    "id: [a]\n",
+    "id:\n  - a\n",
+    "id: a\nid: b\n",
+    "id: a\ndepends-on: [b]\n",
+    "id: a\ntitle: A\n",
+    "id: a\ndepends_on: b\n",
+    "id: a\ndepends_on: [b, ~]\n",
+    "id: a\ndepends_on:\n  - b\n  -  \n",
+    "id: a\ndepends_on:\n  - b\n   - c\n",
+    "id: a\nsubtasks: Write it\n",
+    "id: a\nsubtasks:\n  - ''\n",
+    "id: a\nagent: [claude-code]\n",
+    "id: a\nagent:\n  - claude-code\n",
+    "- a\nid: b\n",
+    "id: a\n  - b\n",
+    "id: a\ndepends_on: [b]\n  - c\n",
+    "id: a\nagent: {name: codex}\n",
+    "id: a\tb\n",
+    "id: a\nsubtasks:\n  - step: one\n",
+]
+
+
+@pytest.mark.parametrize("yaml", _DECLINED)
+def test_front_matter_with_an_issue_is_left_to_the_parser(yaml: str) -> None:
+    assert quick_task_fields(yaml, 2) is None
+    tree = _tree_fields(yaml)
+    assert tree is None or tree.issues or fm._fast(yaml, 2) is None
+
+
+@st.composite
+def _task_documents(draw: st.DrawFn) -> str:
+    """A task's front matter: an id, then fields known and unknown, some repeated."""
+    lines = ["id:" + draw(_value())]
+    for _ in range(draw(st.integers(0, 4))):
+        extra = draw(st.sampled_from(["", "", "", "# comment", "  # indented comment", " "]))
+        if extra:
+            lines.append(extra)
+        key = draw(st.sampled_from(["depends_on", "agent", "subtasks", "id", "agents"]))
+        lines.append(key + ":" + draw(_value()) + draw(st.sampled_from(["", " ", "  "])))
+    draw(st.randoms()).shuffle(lines)
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+def test_the_quick_reading_agrees_with_the_tree_wherever_it_answers() -> None:
+    answered: list[str] = []
+    missed: list[str] = []
+
+    @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_task_documents())
+    def agrees(yaml: str) -> None:
+        quick = quick_task_fields(yaml, 2)
+        tree = _tree_fields(yaml)
+        if quick is not None:
+            answered.append(yaml)
+            assert quick == tree, yaml
+        elif fm._fast(yaml, 2) is not None and tree is not None and not tree.issues:
+            missed.append(yaml)  # the fast path's shapes, no issue: it should have answered
+
+    agrees()
+    assert missed == []
+    # a reading that declined everything would pass unexamined
+    assert len(answered) >= 20, f"the quick reading answered only {len(answered)} documents"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plankit.agentflow.frontmatter import fast_lines, flow_texts, scalar_text
 from plankit.agentflow.yamltree import Map, Node, Scalar, Seq
 
 PLAN_FIELDS = ("title",)
@@ -231,3 +232,90 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
     return TaskFields(
         task_id, id_line, tuple(depends), depends_line, agent, tuple(subtasks), tuple(issues)
     )
+
+
+_Written = str | list[tuple[str | None, int]] | None
+"""A field as :func:`quick_task_fields` finds it: its text (``None`` for null) or its
+items, each ``(text, line)``."""
+
+
+def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
+    """The fields of a task file read straight from the lines of its front matter, for
+    the usual valid kind (no node tree is built); ``None`` for anything else.
+
+    It answers only for front matter of the fast path's shapes
+    (:func:`~plankit.agentflow.frontmatter.fast_lines`) whose fields are each known,
+    given once and of their type, with an id and no empty item, which is exactly where
+    :func:`read_task_fields` of the parsed tree finds no issue; ``tests/agentflow``
+    checks the two agree. Anything else is left to the parser and
+    :func:`read_task_fields`, which explain what is wrong.
+    """
+    lines = fast_lines(yaml)
+    if lines is None:
+        return None
+    # key → (line of the key, its text (None for null), or its items as (text, line))
+    values: dict[str, tuple[int, _Written]] = {}
+    block: list[tuple[str | None, int]] | None = None  # the items of a key with no value
+    indent = ""
+    line = yaml_line - 1
+    for key, value, spaces, item in lines:
+        line += 1
+        if item:
+            if block is None:
+                return None  # an item with no key above it
+            if not block:
+                indent = spaces
+            elif spaces != indent:
+                return None
+            block.append((scalar_text(item), line))
+            continue
+        if not key:
+            continue  # a blank or comment line
+        if key not in TASK_FIELDS or key in values:
+            return None
+        block = None
+        if not value:
+            block = []
+            values[key] = (line, block)  # no item below: null, resolved after the loop
+        elif value[0] == "[":
+            texts = flow_texts(value)
+            if texts is None:
+                return None
+            values[key] = (line, [(text, line) for text in texts])
+        else:
+            values[key] = (line, scalar_text(value))
+    return _typed(values, yaml_line)
+
+
+def _typed(values: dict[str, tuple[int, _Written]], yaml_line: int) -> TaskFields | None:
+    """The fields of :func:`quick_task_fields`' values, or ``None`` where one has an issue."""
+    entry = values.get("id")
+    if entry is None:
+        return None
+    id_line, written = entry
+    if not isinstance(written, str) or not written.strip(_BLANKS):
+        return None  # null (a key with no value holds an empty list), blank or a list
+    task_id = written.strip(_BLANKS)
+    agent: str | None = None
+    entry = values.get("agent")
+    if entry is not None:
+        written = entry[1]
+        if isinstance(written, str):
+            agent = written.strip(_BLANKS) or None
+        elif written:
+            return None  # a list where text belongs
+    depends_line, depends = values.get("depends_on", (yaml_line, None))
+    subtasks = values.get("subtasks", (0, None))[1]
+    if isinstance(depends, str) or isinstance(subtasks, str):
+        return None  # text where a list belongs
+    deps: dict[str, int] = {}
+    for text, line in depends or ():
+        if text is None or not text.strip(_BLANKS):
+            return None  # an empty item
+        deps.setdefault(text.strip(_BLANKS), line)
+    items: list[str] = []
+    for text, _ in subtasks or ():
+        if text is None or not text.strip(_BLANKS):
+            return None
+        items.append(text.strip(_BLANKS))
+    return TaskFields(task_id, id_line, tuple(deps.items()), depends_line, agent, tuple(items), ())

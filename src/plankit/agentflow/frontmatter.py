@@ -35,9 +35,12 @@ __all__ = [
     "Node",
     "Scalar",
     "Seq",
+    "fast_lines",
+    "flow_texts",
     "normalize_newlines",
     "parse",
     "plain_value",
+    "scalar_text",
     "split",
 ]
 
@@ -192,89 +195,110 @@ _PLAIN = rf"[A-Za-z0-9_(./$][^{_BAD}#:]*"
 _FLOW_ITEM = rf"[A-Za-z0-9_(./$][^{_BAD}#:,\[\]{{}}]*"
 _DQ = rf'"[^"\\{_BAD}]*"'
 _SQ = rf"'[^'{_BAD}]*'"
-_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
-_VALUE = re.compile(rf"{_PLAIN}|{_DQ}|{_SQ}")
-_SIMPLE_LINE = re.compile(rf"([A-Za-z_][A-Za-z0-9_-]*):[ ]+({_PLAIN}|{_DQ}|{_SQ})[ ]*")
-_ITEM_LINE = re.compile(rf"( *)-[ ]+({_PLAIN}|{_DQ}|{_SQ})[ ]*")
+_SCALAR = rf"{_PLAIN}|{_DQ}|{_SQ}"
 _FLOW = re.compile(
     rf"\[[ ]*(?:(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,[ ]*(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)*)?\]"
 )
 _FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
+# One line of the fast path's front matter, with its newline: ``key: scalar``,
+# ``key: [flow, list]`` or ``key:`` (groups 1 and 2), a block list item ``- scalar``
+# (groups 3 and 4), or a blank or comment line (no group).
+_LINE = (
+    rf"(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+({_SCALAR}|\[[^\n]*))?[ ]*"
+    rf"|( *)-[ ]+({_SCALAR})[ ]*"
+    r"|[ ]*(?:#[^\n]*)?)\n"
+)
+_LINES = re.compile(_LINE)
+_ALL_LINES = re.compile(rf"(?:{_LINE})*")
 _NULL_KEYS = frozenset(("null", "Null", "NULL"))
 _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
 
 
-def _scalar(text: str, line: int) -> Scalar:
+def fast_lines(yaml: str) -> list[tuple[str, str, str, str]] | None:
+    """The lines of front matter made only of the fast path's shapes, or ``None``.
+
+    Each line is ``(key, value, indent, item)``: a key line has ``key`` and its
+    ``value`` as written (empty for ``key:``, ``[…]`` for a flow list, not yet checked),
+    an item line ``- item`` has the ``indent`` before its dash and the ``item``, and a
+    blank or comment line has all four empty.
+    """
+    if len(yaml) > MAX_FRONT_MATTER or _ANY_BAD.search(yaml):
+        return None
+    if not yaml.endswith("\n"):
+        yaml += "\n"
+    if _ALL_LINES.fullmatch(yaml) is None:
+        return None
+    # Every line is one of the shapes: findall reads them all in one call.
+    return _LINES.findall(yaml)
+
+
+def scalar_text(text: str) -> str | None:
+    """The value of a scalar of the fast path's shape as written: quotes removed, a
+    plain scalar's trailing blanks trimmed; ``None`` for null."""
     if text[0] == '"' or text[0] == "'":
-        return Scalar(text[1:-1], line)
+        return text[1:-1]
     # YAML trims only spaces and tabs around a plain scalar: "null" followed by a
     # no-break space is the text "null\u00a0", not null.
-    return Scalar(plain_value(text.rstrip(" \t")), line)
+    return plain_value(text.rstrip(" \t"))
+
+
+def flow_texts(value: str) -> list[str | None] | None:
+    """The items of a flow list ``[a, "b", c]`` of scalars (as :func:`scalar_text`
+    reads them), or ``None`` for any other flow."""
+    value = value.rstrip(" ")
+    if _FLOW.fullmatch(value) is None:
+        return None
+    inner = value[1:-1]
+    if '"' in inner or "'" in inner:  # a quoted item may hold a comma
+        return [scalar_text(m.group(1)) for m in _FLOW_SPLIT.finditer(inner)]
+    if inner.strip(" "):  # plain items hold no comma: a split finds them
+        return [scalar_text(item.strip(" ")) for item in inner.split(",")]
+    return []
 
 
 def _fast(yaml: str, first_line: int) -> Node | None:
-    if _ANY_BAD.search(yaml):
+    found = fast_lines(yaml)
+    if found is None:
         return None
     items: list[tuple[str, int, Node]] = []
     pending: tuple[str, int] | None = None  # a key whose value may be a block list
     seq: list[Node] = []
     seq_line = 0
-    indent = -1
-    for offset, raw in enumerate(yaml.split("\n")):
-        line = first_line + offset
-        if pending is None:
-            simple = _SIMPLE_LINE.fullmatch(raw)
-            if simple is not None:  # key: scalar, the most common line, in one match
-                key = simple.group(1)
-                if key in _NULL_KEYS:
-                    return None  # a null key: the full parser refuses it as YAML reads it
-                items.append((key, line, _scalar(simple.group(2), line)))
-                continue
-        stripped = raw.strip(" ")
-        if not stripped or stripped[0] == "#":
-            continue
-        if pending is not None and stripped[0] == "-":
-            item = _ITEM_LINE.fullmatch(raw)
-            if item is None:
+    indent = ""
+    line = first_line - 1
+    for key, value, spaces, item in found:
+        line += 1
+        if item:
+            if pending is None:
+                return None  # a list item with no key above it
+            if not seq:
+                indent, seq_line = spaces, line
+            elif spaces != indent:
                 return None
-            if indent < 0:
-                indent, seq_line = len(item.group(1)), line
-            elif len(item.group(1)) != indent:
-                return None
-            seq.append(_scalar(item.group(2), line))
+            seq.append(Scalar(scalar_text(item), line))
             continue
+        if not key:
+            continue  # a blank or comment line
         if pending is not None:
-            key, key_line = pending
-            items.append(
-                (key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line))
-            )
-            pending, seq, indent = None, [], -1
-        simple = _SIMPLE_LINE.fullmatch(raw)
-        if simple is not None:  # key: scalar, the most common line, in one match
-            key = simple.group(1)
-            if key in _NULL_KEYS:
-                return None
-            items.append((key, line, _scalar(simple.group(2), line)))
-            continue
-        match = _KEY_LINE.fullmatch(raw)
-        if match is None:
-            return None
-        key, value = match.group(1), match.group(2)
+            items.append(_pending(pending, seq, seq_line))
+            pending, seq = None, []
         if key in _NULL_KEYS:
             return None  # a null key: the full parser refuses it as YAML reads it
         if not value:
             pending = (key, line)
-        elif value.startswith("["):
-            if _FLOW.fullmatch(value) is None:
+        elif value[0] == "[":
+            texts = flow_texts(value)
+            if texts is None:
                 return None
-            inner = value[1:-1]
-            parts = [_scalar(m.group(1), line) for m in _FLOW_SPLIT.finditer(inner)]
-            items.append((key, line, Seq(tuple(parts), line)))
-        elif _VALUE.fullmatch(value):
-            items.append((key, line, _scalar(value, line)))
+            items.append((key, line, Seq(tuple(Scalar(text, line) for text in texts), line)))
         else:
-            return None
+            items.append((key, line, Scalar(scalar_text(value), line)))
     if pending is not None:
-        key, key_line = pending
-        items.append((key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line)))
+        items.append(_pending(pending, seq, seq_line))
     return Map(tuple(items), items[0][1] if items else first_line)
+
+
+def _pending(pending: tuple[str, int], seq: list[Node], seq_line: int) -> tuple[str, int, Node]:
+    """A key with no value on its line: its block list, or null when none followed."""
+    key, key_line = pending
+    return key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line)

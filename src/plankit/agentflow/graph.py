@@ -1,8 +1,10 @@
 """The task dependency graph: cycles (every one, as a path) and waves.
 
 A task that ``depends_on`` another is an edge from it to the other.  :func:`cycles`
-finds the strongly connected components (Tarjan's algorithm, iteratively, so a long
-chain cannot overflow the stack) and names one cycle through each; a task depending
+first takes away every task whose dependencies can all be met (Kahn's peeling), then
+finds the strongly connected components of what is left (Tarjan's algorithm,
+iteratively, so a long chain cannot overflow the stack) and names one cycle through
+each; a task depending
 on itself is a cycle of one.  :func:`waves` groups the tasks of an acyclic plan into
 layers: the first holds the tasks with no dependencies, each next one the tasks whose
 dependencies are all in earlier layers, so the tasks of a wave can run in parallel.
@@ -37,6 +39,9 @@ def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[lis
     Edges to nodes not in ``order`` are ignored.
     """
     position = {node: i for i, node in enumerate(order)}
+    live = _unsorted(order, edges, position)
+    if not live:
+        return []
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
@@ -44,7 +49,7 @@ def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[lis
     found: list[list[str]] = []
     counter = 0
     for root in order:
-        if root in index:
+        if root in index or root not in live:
             continue
         work: list[tuple[str, int]] = [(root, 0)]
         while work:
@@ -59,7 +64,7 @@ def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[lis
             while next_edge < len(targets):
                 target = targets[next_edge]
                 next_edge += 1
-                if target not in position:
+                if target not in live:
                     continue
                 if target not in index:
                     work[-1] = (node, next_edge)
@@ -86,6 +91,42 @@ def cycles(order: Sequence[str], edges: Mapping[str, Sequence[str]]) -> list[lis
                     found.append(_cycle_in(set(component), edges, position))
     found.sort(key=lambda cycle: position[cycle[0]])
     return found
+
+
+def _unsorted(
+    order: Sequence[str], edges: Mapping[str, Sequence[str]], position: Mapping[str, int]
+) -> set[str]:
+    """The nodes left when those whose dependencies can all be met are taken away
+    (Kahn's peeling): every cycle is among them, and in a plan without one, none is.
+
+    Peeling costs a count and a list per edge, a fraction of Tarjan's bookkeeping, so
+    the search for cycles runs only on what is left.
+    """
+    waiting: dict[str, int] = {}  # a node → its dependencies not taken away yet
+    dependents: dict[str, list[str]] = {}
+    ready: list[str] = []
+    for node in order:
+        count = 0
+        for target in edges.get(node, ()):
+            if target in position:
+                count += 1
+                if target in dependents:
+                    dependents[target].append(node)
+                else:
+                    dependents[target] = [node]
+        if count:
+            waiting[node] = count
+        else:
+            ready.append(node)
+    while ready:
+        for dependent in dependents.get(ready.pop(), ()):
+            left = waiting[dependent] - 1
+            if left:
+                waiting[dependent] = left
+            else:
+                del waiting[dependent]
+                ready.append(dependent)
+    return set(waiting)
 
 
 def _cycle_in(
