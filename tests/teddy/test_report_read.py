@@ -16,6 +16,7 @@ from plankit.teddy.session.layout import (
     SessionError,
     Turn,
     create_session,
+    meta_from_data,
     meta_from_text,
     read_meta,
 )
@@ -120,3 +121,56 @@ def test_the_status_alone_is_read_from_the_header(tmp_path: Path) -> None:
     assert (
         read_status("# Execution Report: x\n\n## 1. Rationale\n- **Overall Status:** no\n") is None
     )
+
+
+# meta.yaml as teddy writes it (read without a YAML parser: True), and as people edit
+# it (left to the parser: False). Where the quick reading answers, it is the parser's.
+_METAS = [
+    ('turn_id: "01"\nparent_turn_id: null\ncaller_turn_id: null\nagent: "Developer"\n', True),
+    (
+        'turn_id: "02"\nparent_turn_id: "01"\ncaller_turn_id: null\nagent: "Pathfinder"\n'
+        'model: "anthropic/claude-sonnet-4"\ninput_tokens: 1530\noutput_tokens: 0\n',
+        True,
+    ),
+    ('turn_id: "03"\nagent: "Dévelopeur 🟢"\nmodel: "a # not a comment: a colon"\n', True),
+    ('turn_id: "04"\nagent: null\ninput_tokens: 0\n', True),
+    ('turn_id: "05"\nmodel: "tab\tinside"\n', False),
+    ('turn_id: "06"\nmodel: "say \\"hi\\""\n', False),  # an escape
+    ('turn_id: "07"\ninput_tokens: 012\n', False),  # a leading zero
+    ("turn_id: 08\n", False),  # unquoted
+    ('turn_id: "09"  \n', False),  # trailing blanks
+    ('turn_id: "10"\n\nagent: "x"\n', False),  # a blank line
+    ('turn_id: "11"\n# a comment\n', False),
+    ('turn_id: "12"', False),  # no final newline
+    ('turn_id: "13"\nagent: "\u2028"\n', False),  # a line separator
+    ("turn_id: '14'\n", False),  # single quotes
+]
+
+
+@pytest.mark.parametrize(("text", "answers"), _METAS)
+def test_meta_read_without_a_parser_is_what_the_parser_reads(text: str, answers: bool) -> None:
+    from plankit.teddy.session.layout import written_meta
+    from plankit.teddy.session.yamlio import yaml_from_text
+
+    quick = written_meta(text)
+    assert (quick is not None) == answers
+    if quick is not None:
+        assert quick == dict(yaml_from_text(text, "meta.yaml", default={}))
+    assert meta_from_text(text, "meta.yaml", "01") == meta_from_data(
+        yaml_from_text(text, "meta.yaml", default={}), "meta.yaml", "01"
+    )
+
+
+def test_a_repeated_key_in_meta_is_refused_as_yaml_refuses_it() -> None:
+    with pytest.raises(InputError, match="invalid YAML"):
+        meta_from_text('turn_id: "10"\nturn_id: "11"\n', "meta.yaml", "01")
+
+
+def test_what_teddy_writes_is_read_without_a_parser(tmp_path: Path) -> None:
+    from plankit.teddy.session.layout import TurnMeta, write_meta, written_meta
+
+    meta = TurnMeta("02", "01", None, "Developer", "anthropic/claude-sonnet-4", 1530, 12)
+    write_meta(tmp_path / "meta.yaml", meta)
+    text = (tmp_path / "meta.yaml").read_text(encoding="utf-8")
+    assert written_meta(text) is not None
+    assert read_meta(tmp_path / "meta.yaml", "x") == meta

@@ -17,12 +17,12 @@ def action_repairs(answer: Path, plan: Path) -> tuple[str, ...]:
     """One line per repair of ``answer`` that changed what an action of ``plan`` does:
     ``answer.md line N: what was done``; none when there is no answer file, or the plan
     is no longer what the answer gave."""
+    if not answer.is_file():  # before the imports: most turns have no answer kept
+        return ()
     from plankit.errors import InputError
     from plankit.teddy.format.answer import answer_to_plan
     from plankit.textio import read_text
 
-    if not answer.is_file():
-        return ()
     try:
         made = answer_to_plan(read_text(answer).text)
         current = read_text(plan).text

@@ -132,7 +132,7 @@ def plan_turn(
     fetch: Callable[[str], str] | None = None,
 ) -> Planned:
     """Plan ``turn`` from ``message`` (see the module documentation)."""
-    from filelock import FileLock, Timeout
+    from plankit.locking import try_lock
 
     if not message.strip():
         raise PlanningError("the message is empty; say what this turn should do", code="no-message")
@@ -142,19 +142,14 @@ def plan_turn(
             f"turn {turn.name} is not the session's latest turn ({session.latest().name})",
             code="not-latest",
         )
-    lock = FileLock(session.path / ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise PlanningError(
-            f"another teddy command is working on session {session.name}; wait for it to end",
-            code="locked",
-        ) from None
-    try:
+    with try_lock(session.path / ".lock") as held:
+        if not held:
+            raise PlanningError(
+                f"another teddy command is working on session {session.name}; wait for it to end",
+                code="locked",
+            )
         check_plannable(turn, replace_plan)
         return _plan_locked(turn, message, planner, config, fetch)
-    finally:
-        lock.release()
 
 
 def _plan_locked(

@@ -250,25 +250,20 @@ def execute_turn(
     runtime: Runtime | None = None,
 ) -> Outcome:
     """Execute the turn's ``plan.md`` (see the module documentation)."""
-    from filelock import FileLock, Timeout
+    from plankit.locking import try_lock
 
     session = turn.session
-    lock = FileLock(session.path / ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise ExecuteError(
-            f"another `teddy execute` is running on session {session.name}; wait for it to end",
-            code="locked",
-        ) from None
-    try:
+    with try_lock(session.path / ".lock") as held:
+        if not held:
+            raise ExecuteError(
+                f"another `teddy execute` is running on session {session.name}; wait for it to end",
+                code="locked",
+            )
         recovered = finish_from_journal(session.latest())
         if recovered is not None:
             return recovered
         check_executable(turn, session.latest())
         return _execute_locked(turn, approver, chat, config, runtime)
-    finally:
-        lock.release()
 
 
 def _repairs(turn: Turn) -> tuple[str, ...]:

@@ -164,19 +164,14 @@ def recover_session(session: Session) -> Outcome | None:
     short.  Waits a few seconds for the lock (what a killed ``teddy execute`` started
     may still be ending), then leaves the turn to the live ``teddy execute`` that
     holds it."""
-    from filelock import FileLock, Timeout
+    from plankit.locking import try_lock
 
-    lock = FileLock(session.path / ".lock", timeout=LOCK_WAIT)
-    try:
-        lock.acquire()
-    except Timeout:
-        return None  # a live execute owns the turn
-    try:
+    with try_lock(session.path / ".lock", LOCK_WAIT) as held:
+        if not held:
+            return None  # a live execute owns the turn
         latest = session.latest()
         _close_behind(latest)
         return finish_from_journal(latest)
-    finally:
-        lock.release()
 
 
 def _close_behind(latest: Turn) -> None:

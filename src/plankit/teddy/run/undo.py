@@ -295,20 +295,14 @@ def undo_turn(session: Session, *, force: bool = False) -> Undone:
 
 def undo(root: Path, session_name: str | None = None, *, force: bool = False) -> Undone:
     """``teddy undo``: under the session lock, after finishing a turn teddy stopped in."""
-    from filelock import FileLock, Timeout
-
+    from plankit.locking import try_lock
     from plankit.teddy.run.recovery import open_session
 
     session, _ = open_session(root, session_name)
-    lock = FileLock(session.path / ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise _refuse(
-            f"another teddy command is running on session {session.name}; wait for it to end",
-            "locked",
-        ) from None
-    try:
+    with try_lock(session.path / ".lock") as held:
+        if not held:
+            raise _refuse(
+                f"another teddy command is running on session {session.name}; wait for it to end",
+                "locked",
+            )
         return undo_turn(session, force=force)
-    finally:
-        lock.release()
