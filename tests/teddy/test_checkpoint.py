@@ -178,6 +178,38 @@ def test_a_sha256_repository_is_checkpointed_in_git(tmp_path: Path) -> None:
     assert git(root, "ls-tree", "-r", "--name-only", manifest.ref) == "src/app.py\n"
 
 
+def test_paths_with_quotes_backslashes_and_spaces_are_kept_in_git_as_named(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path, with_git=True)
+    names = ['"quoted".txt', 'say "hi".txt', "back\\slash.txt", "two  spaces .txt", "été.md"]
+    for number, name in enumerate(names):
+        (root / name).write_bytes(b"file %d\n" % number)
+    turn = first_turn(root)
+    checkpoint = take(turn, *(Edit(name, FIX) for name in names), Create('new "one".txt', "x"))
+    manifest = checkpoint.manifest
+    assert manifest is not None and manifest.kind == "git", manifest.fallback
+    listed = (
+        subprocess.run(
+            ["git", "ls-tree", "-r", "-z", "--name-only", manifest.ref or ""],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    assert set(names) <= set(listed) and 'new "one".txt' not in listed
+    for number, name in enumerate(names):
+        shown = subprocess.run(
+            ["git", "cat-file", "blob", f"{manifest.ref}:{name}"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        assert shown == b"file %d\n" % number
+
+
 @pytest.mark.parametrize("odd", ["\t", "\n"], ids=["tab", "line-break"])
 def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     tmp_path: Path, odd: str
@@ -384,8 +416,9 @@ def test_a_repository_that_signs_and_logs_every_ref_still_gets_its_checkpoint(
     manifest = checkpoint.manifest
     assert manifest is not None and manifest.kind == "git", manifest.fallback
     assert git(root, "reflog", "show", "--format=%gn: %gs", manifest.ref or "") == (
-        "TeDDy: teddy checkpoint\n"
+        "TeDDy: fast-import\n"
     )
+    assert git(root, "cat-file", "-p", manifest.commit or "").count("gpgsig") == 0
 
 
 def test_a_project_folder_that_cannot_name_a_ref_gets_a_digest(tmp_path: Path) -> None:
@@ -434,8 +467,8 @@ def test_a_project_folder_whose_name_is_not_utf8_is_checkpointed_in_git(
 def test_a_file_changed_while_it_is_checkpointed_is_kept_as_it_was_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # an editor saves src/app.py between teddy reading it and git storing it: the
-    # commit would not hold what the manifest describes, so the bytes read are kept
+    # an editor saves src/app.py between teddy reading it and git storing it: git is
+    # given the bytes teddy read, so the commit holds what the manifest describes
     from plankit.teddy.run import checkpoint as module
 
     root = make_project(tmp_path, with_git=True)
@@ -443,14 +476,16 @@ def test_a_file_changed_while_it_is_checkpointed_is_kept_as_it_was_read(
     real_git = module.git
 
     def git_while_an_editor_saves(where: Path, *args: str, **kwargs: object) -> bytes:
-        if args[0] == "hash-object":
+        if args[0] == "fast-import":
             (root / "src" / "app.py").write_bytes(b"saved meanwhile\n")
         return real_git(where, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(module, "git", git_while_an_editor_saves)
     checkpoint = take(turn, Edit("src/app.py", FIX))
     manifest = checkpoint.manifest
-    assert manifest is not None and manifest.kind == "files"
-    assert manifest.fallback == "src/app.py changed while it was checkpointed"
-    assert (turn.file("checkpoint") / "preimages.bin").read_bytes() == ORIGINAL
-    assert git(root, "for-each-ref", "refs/teddy") == ""
+    assert manifest is not None and manifest.kind == "git", manifest.fallback
+    from plankit.teddy.run.gitcmd import object_id
+
+    blob = git(root, "rev-parse", f"{manifest.ref}:src/app.py").strip()
+    assert blob == manifest.entries[0].stored == object_id(ORIGINAL, "sha1")
+    assert manifest.entries[0].before.sha256 == hashlib.sha256(ORIGINAL).hexdigest()

@@ -106,6 +106,29 @@ def test_a_turn_a_live_execute_holds_is_left_to_it(
     assert _events(turn)[-1] == "closed"
 
 
+def test_a_turn_whose_execute_ends_while_recovery_waits_is_recovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what a killed execute started may still be ending: recovery waits for the lock
+    import time
+
+    turn = _turn(tmp_path)
+    _crash_in_the_first_action(turn, monkeypatch)
+    live = FileLock(turn.session.path / ".lock")
+    live.acquire()
+    waits: list[float] = []
+
+    def ending(seconds: float) -> None:  # the other process lets go while recovery waits
+        waits.append(seconds)
+        live.release()
+
+    monkeypatch.setattr(time, "sleep", ending)
+    outcome = recover_session(turn.session)
+    assert waits  # it waited, and then
+    assert outcome is not None and outcome.recovered  # finished the turn
+    assert _events(turn)[-1] == "closed"
+
+
 # --- what the journal holds ---------------------------------------------------------
 
 
