@@ -2,15 +2,15 @@
 
 The project is a git repository of 2,000 committed files (src/pkgNN/modNNN.py); the plan
 edits 200 of them, one FIND/REPLACE pair each, in session mode.  *With*: the default,
-a commit on ``refs/teddy/<session>/<turn>`` built on a temporary index before the first
-action, and the state after the turn recorded once it ends.  *Without*: the same
+a commit on ``refs/teddy/<session>/<turn>`` written by one ``git fast-import`` before the
+first action, and the state after the turn recorded once it ends.  *Without*: the same
 project with ``execute.checkpoint: false`` in ``.teddy/config.yaml``.  Both run as whole
 processes on a fresh copy of the project each round, in alternating order (target
 ≤ 1.2: a checkpoint adds at most 20 %).
 
 The same is measured without git (no ``.git`` in the copy), where the checkpoint is a
-copy of each file in the turn directory, written atomically with fsync (reported, same
-target).  ``--rounds N`` sets the rounds.
+copy of the files end to end in one file of the turn directory, written atomically with
+fsync (reported, same target).  ``--rounds N`` sets the rounds.
 """
 
 from __future__ import annotations
