@@ -210,6 +210,22 @@ def test_paths_with_quotes_backslashes_and_spaces_are_kept_in_git_as_named(
         assert shown == b"file %d\n" % number
 
 
+def test_a_session_name_that_is_not_a_plain_ref_name_is_kept_in_the_turn(
+    tmp_path: Path,
+) -> None:
+    # sessions are found by a strict pattern; a name built by hand that could start a
+    # command in fast-import's stream never reaches git
+    root = make_project(tmp_path, with_git=True)
+    name = "20260101-x\nreset refs/heads/main"
+    (root / ".teddy" / name / "01").mkdir(parents=True)
+    turn = Turn(Session(root, name), "01")
+    checkpoint = take(turn, Edit("src/app.py", FIX))
+    manifest = checkpoint.manifest
+    assert manifest is not None and manifest.kind == "files"
+    assert manifest.fallback.startswith("the ref 'refs/teddy/20260101-x\\nreset")
+    assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads")
+
+
 @pytest.mark.parametrize("odd", ["\t", "\n"], ids=["tab", "line-break"])
 def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     tmp_path: Path, odd: str

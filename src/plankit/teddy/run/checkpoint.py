@@ -296,6 +296,7 @@ _REV_PARSE = ("--show-object-format", "--show-prefix")
 
 
 _REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+_SAFE_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 
 
 def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
@@ -341,6 +342,8 @@ def _git_checkpoint(
     if algorithm not in ("sha1", "sha256"):
         raise GitFailed(f"unknown object format {algorithm!r}")
     ref = checkpoint_ref(prefix, turn.session.name, turn.name)
+    if not _SAFE_REF.fullmatch(ref):  # it goes into fast-import's stream: one plain line
+        raise GitFailed(f"the ref {ref!r} is not a plain name")
     message = (
         f"teddy checkpoint: session {turn.session.name}, turn {turn.name}\n\n"
         f"The {len(entries)} file(s) the turn may change, as they were before it ran;\n"
