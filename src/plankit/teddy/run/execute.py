@@ -399,8 +399,11 @@ def execute_plan(
 
 def _session_fetch(turn: Turn) -> Callable[[str], str]:
     """URL fetches through the session's cache, which the next ``input.md`` reads."""
-    from plankit.teddy.context.payload import URL_CACHE
-    from plankit.teddy.context.urls import fetch_url
 
-    cache, root = turn.session.path / URL_CACHE, turn.session.root
-    return lambda url: fetch_url(url, cache, root=root)
+    def fetch(url: str) -> str:  # the context builder is imported by a turn that fetches
+        from plankit.teddy.context.payload import URL_CACHE
+        from plankit.teddy.context.urls import fetch_url
+
+        return fetch_url(url, turn.session.path / URL_CACHE, root=turn.session.root)
+
+    return fetch

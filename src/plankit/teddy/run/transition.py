@@ -25,13 +25,13 @@ from plankit.textio import write_text_atomic
 
 
 def read_context(path: Path) -> list[str]:
-    from plankit.teddy.context.payload import read_context_file
+    from plankit.teddy.context.files import read_context_file
 
     return read_context_file(path)
 
 
 def write_context(path: Path, entries: Sequence[str]) -> None:
-    from plankit.teddy.context.payload import write_context_file
+    from plankit.teddy.context.files import write_context_file
 
     write_context_file(path, entries)
 
