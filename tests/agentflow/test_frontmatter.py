@@ -342,6 +342,8 @@ _DECLINED = [
     "id: a\nsubtasks: Write it\n",
     "id: a\nsubtasks:\n  - ''\n",
     "id: a\nagent: [claude-code]\n",
+    "id: a\nagent: []\n",  # an empty list is still a list where text belongs
+    "id: a\nagent: [ ]\n",
     "id: a\nagent:\n  - claude-code\n",
     "- a\nid: b\n",
     "id: a\n  - b\n",
@@ -392,3 +394,36 @@ def test_the_quick_reading_agrees_with_the_tree_wherever_it_answers() -> None:
     assert missed == []
     # a reading that declined everything would pass unexamined
     assert len(answered) >= 20, f"the quick reading answered only {len(answered)} documents"
+
+
+# A line or a flow list that does not match, after many that do and that end in blanks:
+# the fast path must give up at once (it once tried every split of those blanks, which
+# took time exponential in the lines). Run in a child process with a generous deadline,
+# so that a regression fails instead of hanging the suite.
+_SLOW_BEFORE = """
+import sys
+from plankit.agentflow.fields import quick_task_fields
+from plankit.agentflow.frontmatter import parse
+items = "".join(f"  - Write part {i} \\n" for i in range(60))
+task = "id: api \\nsubtasks:\\n" + items + "  - Deploy: to staging\\n"
+flow = "id: a\\ndepends_on: [" + "b  , " * 60 + "c  ,\\n"
+lines = "id: a  \\n" + "".join(f"k{i}: v  \\n" for i in range(60)) + "bad line\\n"
+assert quick_task_fields(task, 2) is None and quick_task_fields(flow, 2) is None
+print(parse(task, 2).items[1][2].items[-1].items[0][0])
+for text in (flow, lines):
+    try:
+        parse(text, 2)
+    except Exception as exc:
+        print(type(exc).__name__)
+"""
+
+
+def test_front_matter_that_almost_matches_is_given_up_at_once() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_BEFORE], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["Deploy", "FrontMatterError", "FrontMatterError"]

@@ -39,3 +39,17 @@ def test_a_long_chain_needs_no_recursion() -> None:
     assert len(found) == n + 1 and found[0] == found[-1] == "t0"
     chain = _tasks({f"t{i}": [f"t{i - 1}"] if i else [] for i in range(2000)})
     assert len(waves(chain)) == 2000
+
+
+def test_a_node_listed_twice_is_one_node() -> None:
+    assert cycles(["a", "b", "a"], {"b": ["a"]}) == []
+    assert cycles(["b", "a", "a"], {"b": ["a"], "a": ["c"], "c": []}) == []
+    (cycle,) = cycles(["a", "b", "a"], {"a": ["b"], "b": ["a"]})
+    assert sorted(cycle[:-1]) == ["a", "b"] and cycle[0] == cycle[-1]
+
+
+def test_a_task_that_waits_on_a_cycle_is_not_on_it() -> None:
+    # peeling leaves d (it depends on the cycle b ⇄ c) for the search; only b and c are
+    # reported, once
+    edges = {"a": [], "b": ["c", "a"], "c": ["b"], "d": ["b", "b"], "e": ["d", "x"]}
+    assert cycles(["a", "b", "c", "d", "e"], edges) == [["b", "c", "b"]]

@@ -234,9 +234,10 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
     )
 
 
-_Written = str | list[tuple[str | None, int]] | None
-"""A field as :func:`quick_task_fields` finds it: its text (``None`` for null) or its
-items, each ``(text, line)``."""
+_Written = str | list[tuple[str | None, int]] | tuple[tuple[str | None, int], ...] | None
+"""A field as :func:`quick_task_fields` finds it: its text (``None`` for null), the
+items of a block list (a list, empty for a key with nothing under it: null) or of a
+flow list (a tuple, ``[]`` included), each ``(text, line)``."""
 
 
 def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
@@ -281,7 +282,7 @@ def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
             texts = flow_texts(value)
             if texts is None:
                 return None
-            values[key] = (line, [(text, line) for text in texts])
+            values[key] = (line, tuple((text, line) for text in texts))
         else:
             values[key] = (line, scalar_text(value))
     return _typed(values, yaml_line)
@@ -302,8 +303,8 @@ def _typed(values: dict[str, tuple[int, _Written]], yaml_line: int) -> TaskField
         written = entry[1]
         if isinstance(written, str):
             agent = written.strip(_BLANKS) or None
-        elif written:
-            return None  # a list where text belongs
+        elif isinstance(written, tuple) or written:
+            return None  # a list where text belongs (a flow list, even [])
     depends_line, depends = values.get("depends_on", (yaml_line, None))
     subtasks = values.get("subtasks", (0, None))[1]
     if isinstance(depends, str) or isinstance(subtasks, str):

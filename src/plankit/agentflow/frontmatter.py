@@ -196,9 +196,11 @@ _FLOW_ITEM = rf"[A-Za-z0-9_(./$][^{_BAD}#:,\[\]{{}}]*"
 _DQ = rf'"[^"\\{_BAD}]*"'
 _SQ = rf"'[^'{_BAD}]*'"
 _SCALAR = rf"{_PLAIN}|{_DQ}|{_SQ}"
-_FLOW = re.compile(
-    rf"\[[ ]*(?:(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,[ ]*(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)*)?\]"
-)
+# Each item and the blanks after it are matched once for all (an atomic group): a plain
+# item's trailing blanks could also be the blanks after it, and trying every split of
+# them on a list that does not close took time exponential in its items.
+_FLOW_ENTRY = rf"(?>(?:{_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*)"
+_FLOW = re.compile(rf"\[[ ]*(?:{_FLOW_ENTRY}(?:,[ ]*{_FLOW_ENTRY})*)?\]")
 _FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
 # One line of the fast path's front matter, with its newline: ``key: scalar``,
 # ``key: [flow, list]`` or ``key:`` (groups 1 and 2), a block list item ``- scalar``
@@ -209,7 +211,10 @@ _LINE = (
     r"|[ ]*(?:#[^\n]*)?)\n"
 )
 _LINES = re.compile(_LINE)
-_ALL_LINES = re.compile(rf"(?:{_LINE})*")
+# Each line is matched once for all (an atomic group), for the same reason as a flow
+# list's items: a line that does not match must not send the search back through the
+# blanks of every line before it.
+_ALL_LINES = re.compile(rf"(?:(?>{_LINE}))*")
 _NULL_KEYS = frozenset(("null", "Null", "NULL"))
 _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
 

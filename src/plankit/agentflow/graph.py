@@ -105,7 +105,7 @@ def _unsorted(
     waiting: dict[str, int] = {}  # a node → its dependencies not taken away yet
     dependents: dict[str, list[str]] = {}
     ready: list[str] = []
-    for node in order:
+    for node in dict.fromkeys(order):  # a node listed twice is counted once
         count = 0
         for target in edges.get(node, ()):
             if target in position:
