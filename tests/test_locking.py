@@ -107,3 +107,31 @@ def test_a_symbolic_link_in_place_of_the_lock_file_is_not_followed(tmp_path: Pat
 def _enter(path: Path) -> None:
     with try_lock(path):
         pass
+
+
+def test_a_file_system_without_flock_runs_the_block_as_if_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with try_lock(tmp_path / ".lock", 60) as held:
+        assert held is True
+
+
+def test_another_failure_of_flock_is_not_taken_for_a_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import fcntl
+
+    def broken(fd: int, operation: int) -> None:
+        raise OSError(errno.EBADF, "Bad file descriptor")
+
+    monkeypatch.setattr(fcntl, "flock", broken)
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        _enter(tmp_path / ".lock")

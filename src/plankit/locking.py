@@ -3,10 +3,11 @@
 ``with try_lock(path) as held:`` takes an exclusive ``flock`` on ``path`` (created when
 missing, never followed when it is a symbolic link) and holds it until the block ends;
 ``held`` is False, and the block runs without the lock, when another process holds it
-for longer than ``wait`` seconds. The kernel releases a ``flock`` when the process that
-took it dies, however it dies, so a killed holder never leaves a stale lock, and the
-lock file is left in place (removing it would let two processes lock two different
-files of the same name).
+for longer than ``wait`` seconds. On a file system that has no such locks (some network
+mounts) the block runs as if it held it, as the checklist stores' folder lock does. The
+kernel releases a ``flock`` when the process that took it dies, however it dies, so a
+killed holder never leaves a stale lock, and the lock file is left in place (removing it
+would let two processes lock two different files of the same name).
 
 This is what filelock's Unix lock does, so a process of an earlier release holding the
 same file still excludes this one and the other way round; it costs one ``open`` and
@@ -17,11 +18,15 @@ Where ``fcntl`` is missing, filelock does the work.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 
 POLL = 0.05
 """Seconds between two tries while waiting for a lock."""
+
+_NO_FLOCK = (errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOLCK)
+"""What ``flock`` says on a file system without such locks (some network mounts)."""
 
 
 @contextlib.contextmanager
@@ -48,6 +53,11 @@ def try_lock(path: str | os.PathLike[str], wait: float = 0.0) -> Iterator[bool]:
                 break
             except BlockingIOError:
                 held = False
+            except OSError as exc:
+                if exc.errno not in _NO_FLOCK:
+                    raise
+                held = True  # a file system without flock: as everywhere else, go ahead
+                break
             if time.monotonic() >= deadline:
                 break
             time.sleep(POLL)

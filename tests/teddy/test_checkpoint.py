@@ -226,6 +226,33 @@ def test_a_session_name_that_is_not_a_plain_ref_name_is_kept_in_the_turn(
     assert git(root, "for-each-ref") == git(root, "for-each-ref", "refs/heads")
 
 
+@pytest.mark.parametrize("inside", [".git/config", "sub/.GIT/x", "sub/.git. /x"])
+def test_a_path_inside_a_git_folder_is_kept_in_the_turn(tmp_path: Path, inside: str) -> None:
+    # only with protected paths turned off can a plan name one; git refuses such a
+    # tree entry, so the copies are kept instead
+    root = make_project(tmp_path, with_git=True)
+    turn = first_turn(root)
+    checkpoint = take(turn, Edit("src/app.py", FIX), Create(inside, "x"))
+    manifest = checkpoint.manifest
+    assert manifest is not None and manifest.kind == "files"
+    assert manifest.fallback == "a path lies inside a .git folder"
+    assert git(root, "for-each-ref", "refs/teddy") == ""
+
+
+@pytest.mark.parametrize("turn_name", ["01.lock", "01."])
+def test_a_turn_name_git_would_refuse_in_a_ref_is_kept_in_the_turn(
+    tmp_path: Path, turn_name: str
+) -> None:
+    root = make_project(tmp_path, with_git=True)
+    session = first_turn(root).session
+    (session.path / turn_name).mkdir()
+    checkpoint = take(Turn(session, turn_name), Edit("src/app.py", FIX))
+    manifest = checkpoint.manifest
+    assert manifest is not None and manifest.kind == "files"
+    assert manifest.fallback.startswith("the ref ")
+    assert not list((root / ".git").glob("fast_import_crash_*"))
+
+
 @pytest.mark.parametrize("odd", ["\t", "\n"], ids=["tab", "line-break"])
 def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     tmp_path: Path, odd: str

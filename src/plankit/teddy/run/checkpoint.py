@@ -296,7 +296,18 @@ _REV_PARSE = ("--show-object-format", "--show-prefix")
 
 
 _REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
-_SAFE_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
+
+
+def _plain_ref(ref: str) -> bool:
+    """Whether each part of ``ref`` is a name git takes as it is (no ``..``, no part
+    ending in ``.lock`` or ``.``): a ref git refuses would stop fast-import half way."""
+    return all(_plain_part(part) for part in ref.split("/"))
+
+
+def _plain_part(part: str) -> bool:
+    return (
+        bool(_REF_PART.fullmatch(part)) and ".." not in part and not part.endswith((".lock", "."))
+    )
 
 
 def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
@@ -306,13 +317,17 @@ def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
     projects of one repository never share a ref.  A directory name that cannot be part
     of a ref is replaced by a digest of the whole prefix."""
     parts = [p for p in prefix.split("/") if p]
-    if not all(
-        _REF_PART.fullmatch(p) and ".." not in p and not p.endswith((".lock", ".")) for p in parts
-    ):
+    if not all(_plain_part(part) for part in parts):
         parts = [
             "dir-" + hashlib.sha256(prefix.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         ]
     return "/".join([REF_PREFIX, *parts, session, turn])
+
+
+def _in_git_dir(path: str) -> bool:
+    """Whether a part of ``path`` names a ``.git`` folder as git and some file systems
+    read it (letter case ignored, trailing dots and blanks dropped)."""
+    return any(part.lower().rstrip(". ") == ".git" for part in path.split("/"))
 
 
 def _quoted(path: str) -> bytes:
@@ -330,6 +345,8 @@ def _git_checkpoint(
     env = git_env()
     if any("\n" in e.path or "\t" in e.path for e in entries):
         raise GitFailed("a path holds a line break or a tab")
+    if any(_in_git_dir(e.path) for e in entries):  # git refuses such a tree entry
+        raise GitFailed("a path lies inside a .git folder")
     try:  # one process when there is a HEAD commit (nearly always)
         out = git(root, "rev-parse", *_REV_PARSE, "--verify", "-q", "HEAD^{commit}", env=env)
         lines = out.decode("utf-8", "surrogateescape").split("\n")
@@ -342,7 +359,7 @@ def _git_checkpoint(
     if algorithm not in ("sha1", "sha256"):
         raise GitFailed(f"unknown object format {algorithm!r}")
     ref = checkpoint_ref(prefix, turn.session.name, turn.name)
-    if not _SAFE_REF.fullmatch(ref):  # it goes into fast-import's stream: one plain line
+    if not _plain_ref(ref):  # it goes into fast-import's stream: one plain line
         raise GitFailed(f"the ref {ref!r} is not a plain name")
     message = (
         f"teddy checkpoint: session {turn.session.name}, turn {turn.name}\n\n"
