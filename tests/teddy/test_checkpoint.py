@@ -280,6 +280,22 @@ def test_a_path_with_a_tab_or_line_break_is_kept_in_the_turn_instead(
     )
 
 
+def test_a_turn_checkpointed_again_after_a_run_cut_short_gets_the_new_commit(
+    tmp_path: Path,
+) -> None:
+    # a run stopped after its checkpoint and before its first action is taken again:
+    # the ref moves to the new commit, which is not a descendant of the old one
+    root = make_project(tmp_path, with_git=True)
+    turn = first_turn(root)
+    first = take(turn, Edit("src/app.py", FIX)).manifest
+    (root / "src" / "app.py").write_bytes(b"edited by hand meanwhile\n")
+    again = take(turn, Edit("src/app.py", FIX)).manifest
+    assert first is not None and again is not None
+    assert again.kind == "git" and again.ref == first.ref and again.commit != first.commit
+    assert git(root, "rev-parse", again.ref or "").strip() == again.commit
+    assert git(root, "show", f"{again.ref}:src/app.py") == "edited by hand meanwhile\n"
+
+
 def test_copies_left_by_a_run_cut_short_are_cleared(tmp_path: Path) -> None:
     root = make_project(tmp_path, with_git=True)
     turn = first_turn(root)
