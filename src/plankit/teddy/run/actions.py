@@ -32,11 +32,11 @@ from plankit.teddy.run.approval import ChatResponder
 from plankit.teddy.run.edits import EditFailed, edit_file_text, unified_diff
 from plankit.teddy.run.protect import check_protected, hard_link_check
 from plankit.teddy.run.report import ActionResult
-from plankit.teddy.run.research import SearchBackend, load_backend
 from plankit.teddy.session.config import Config
 from plankit.workspace import PathRefused, read_inside, resolve, stage_inside, write_inside
 
 if TYPE_CHECKING:
+    from plankit.teddy.run.research import SearchBackend
     from plankit.teddy.run.shell import CommandResult
     from plankit.textio import StagedWrite
 
@@ -177,6 +177,8 @@ class Runtime:
     def search_backend(self) -> SearchBackend:
         """The RESEARCH backend, built once."""
         if self._backend is None:
+            from plankit.teddy.run.research import load_backend  # a turn that searches
+
             factory = self.backend or (
                 lambda: load_backend(self.config.research_backend, self.root)
             )

@@ -7,8 +7,8 @@ wins over the bundled prompt of the same agent (names match in any letter case).
 
 from __future__ import annotations
 
+import os
 import re
-from importlib import resources
 from pathlib import Path
 
 from plankit.errors import InputError
@@ -17,11 +17,26 @@ _NAME_RE = re.compile(r"<agent\b[^>]*\bname\s*=\s*[\"']([^\"']+)[\"']")
 
 
 def _bundled() -> dict[str, str]:
+    """The bundled prompts by agent (lower case), read from the package's folder when it
+    is one: importlib.resources, and its zip reader, only for a package in an archive."""
+    folder = os.path.dirname(__file__)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = None
     out: dict[str, str] = {}
-    for entry in resources.files(__package__).iterdir():
+    if names is not None:
+        for name in names:
+            if name.endswith(".xml"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    out[name[:-4].lower()] = handle.read()
+        return out
+    from importlib import resources  # pragma: no cover - a package inside an archive
+
+    for entry in resources.files(__package__).iterdir():  # pragma: no cover
         if entry.name.endswith(".xml"):
             out[entry.name[:-4].lower()] = entry.read_text(encoding="utf-8")
-    return out
+    return out  # pragma: no cover
 
 
 def _overrides(root: Path | None) -> dict[str, Path]:
