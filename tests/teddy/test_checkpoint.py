@@ -528,7 +528,7 @@ def test_a_file_changed_while_it_is_checkpointed_is_kept_as_it_was_read(
 ) -> None:
     # an editor saves src/app.py between teddy reading it and git storing it: git is
     # given the bytes teddy read, so the commit holds what the manifest describes
-    from plankit.teddy.run import checkpoint as module
+    from plankit.teddy.run import checkpoint_git as module
 
     root = make_project(tmp_path, with_git=True)
     turn = first_turn(root)

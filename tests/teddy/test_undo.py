@@ -351,7 +351,7 @@ def test_a_project_in_a_subdirectory_of_a_repository_checkpoints_in_that_reposit
     "prefix", ["", "packages/app/", "my project/", "a..b/", "x.lock/", "-dash/", "ünï/"]
 )
 def test_every_checkpoint_ref_is_a_valid_git_ref(prefix: str) -> None:
-    from plankit.teddy.run.checkpoint import checkpoint_ref
+    from plankit.teddy.run.checkpoint_git import checkpoint_ref
 
     ref = checkpoint_ref(prefix, "20260101-demo", "02")
     assert ref.startswith("refs/teddy/") and ref.endswith("/20260101-demo/02")

@@ -11,7 +11,8 @@ Where the bytes are kept:
 
 - **In a git repository**, as a commit on TeDDy's own ref ``refs/teddy/<session>/<turn>``
   (``refs/teddy/<dir>/<session>/<turn>`` for a project in directory ``<dir>`` below the
-  repository's top, its paths in the commit from that top, see :func:`checkpoint_ref`):
+  repository's top, its paths in the commit from that top): written by
+  :mod:`plankit.teddy.run.checkpoint_git`,
   HEAD's tree with those files as they were (absent ones left out), HEAD as its parent.
   It is built by one ``git fast-import`` (after one ``rev-parse``): the commit on HEAD
   with each file's bytes as read (no filter applied, so a file changed meanwhile is kept
@@ -38,7 +39,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 from collections.abc import Sequence
@@ -48,7 +48,8 @@ from typing import Any
 
 from plankit.errors import InputError
 from plankit.teddy.format.model import Action, Create, Edit
-from plankit.teddy.run.gitcmd import GitFailed, find_git_dir, git, git_env, object_id
+from plankit.teddy.run.checkpoint_git import commit_files
+from plankit.teddy.run.gitcmd import GitFailed, find_git_dir
 from plankit.teddy.session.layout import Turn
 from plankit.textio import write_bytes_atomic, write_text_atomic
 from plankit.workspace import TEDDY_DIR, PathRefused, check_path, components, read_inside
@@ -59,8 +60,6 @@ PREIMAGE_DIR = "checkpoint"
 """Where the bytes are kept in a turn directory when git is not used."""
 PACK_FILE = "preimages.bin"
 """The files' bytes, end to end, in :data:`PREIMAGE_DIR`."""
-REF_PREFIX = "refs/teddy"
-"""TeDDy's own refs: ``refs/teddy/<session>/<turn>``."""
 MEMOS_PATH = f"{TEDDY_DIR}/memos.yaml"
 """The memo file, checkpointed when the plan changes memos."""
 
@@ -289,114 +288,6 @@ def _missing_dirs(root: Path, path: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-# --- git ---------------------------------------------------------------------------------
-
-
-_REV_PARSE = ("--show-object-format", "--show-prefix")
-
-
-_REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
-
-
-def _plain_ref(ref: str) -> bool:
-    """Whether each part of ``ref`` is a name git takes as it is (no ``..``, no part
-    ending in ``.lock`` or ``.``): a ref git refuses would stop fast-import half way."""
-    return all(_plain_part(part) for part in ref.split("/"))
-
-
-def _plain_part(part: str) -> bool:
-    return (
-        bool(_REF_PART.fullmatch(part)) and ".." not in part and not part.endswith((".lock", "."))
-    )
-
-
-def checkpoint_ref(prefix: str, session: str, turn: str) -> str:
-    """The ref of a turn's checkpoint: ``refs/teddy/<session>/<turn>`` for a project at
-    the repository's top; for one in a subdirectory (``prefix``, as ``git rev-parse
-    --show-prefix`` gives it: ``packages/app/``), that directory comes first, so two
-    projects of one repository never share a ref.  A directory name that cannot be part
-    of a ref is replaced by a digest of the whole prefix."""
-    parts = [p for p in prefix.split("/") if p]
-    if not all(_plain_part(part) for part in parts):
-        parts = [
-            "dir-" + hashlib.sha256(prefix.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        ]
-    return "/".join([REF_PREFIX, *parts, session, turn])
-
-
-def _in_git_dir(path: str) -> bool:
-    """Whether a part of ``path`` names a ``.git`` folder as git and some file systems
-    read it (letter case ignored, trailing dots and blanks dropped)."""
-    return any(part.lower().rstrip(". ") == ".git" for part in path.split("/"))
-
-
-def _quoted(path: str) -> bytes:
-    """``path`` as fast-import reads a quoted path (C style: every byte as it is, but a
-    backslash and a double quote escaped; line breaks and tabs are refused before)."""
-    text = path.replace("\\", "\\\\").replace('"', '\\"')
-    return b'"' + text.encode("utf-8", "surrogateescape") + b'"'
-
-
-def _git_checkpoint(
-    root: Path, turn: Turn, entries: Sequence[Entry], datas: Sequence[bytes | None]
-) -> tuple[str, str]:
-    """Store ``entries`` as a commit on ``refs/teddy/<session>/<turn>``; fill in each
-    entry's blob id.  Returns (ref, commit)."""
-    env = git_env()
-    if any("\n" in e.path or "\t" in e.path for e in entries):
-        raise GitFailed("a path holds a line break or a tab")
-    if any(_in_git_dir(e.path) for e in entries):  # git refuses such a tree entry
-        raise GitFailed("a path lies inside a .git folder")
-    try:  # one process when there is a HEAD commit (nearly always)
-        out = git(root, "rev-parse", *_REV_PARSE, "--verify", "-q", "HEAD^{commit}", env=env)
-        lines = out.decode("utf-8", "surrogateescape").split("\n")
-        head_id: str | None = lines[2].strip()
-    except GitFailed:  # no commit yet (or no repository: the next call says which)
-        out = git(root, "rev-parse", *_REV_PARSE, env=env)
-        lines = out.decode("utf-8", "surrogateescape").split("\n")
-        head_id = None
-    algorithm, prefix = lines[0].strip(), lines[1]
-    if algorithm not in ("sha1", "sha256"):
-        raise GitFailed(f"unknown object format {algorithm!r}")
-    ref = checkpoint_ref(prefix, turn.session.name, turn.name)
-    if not _plain_ref(ref):  # it goes into fast-import's stream: one plain line
-        raise GitFailed(f"the ref {ref!r} is not a plain name")
-    message = (
-        f"teddy checkpoint: session {turn.session.name}, turn {turn.name}\n\n"
-        f"The {len(entries)} file(s) the turn may change, as they were before it ran;\n"
-        "`teddy undo` restores them.\n"
-    ).encode("utf-8", "surrogateescape")
-    stream = [
-        b"commit " + ref.encode() + b"\nmark :1\ncommitter TeDDy <teddy@localhost> now\n",
-        b"data %d\n" % len(message) + message,
-    ]
-    if head_id is not None:
-        stream.append(b"from " + head_id.encode() + b"\n")
-    for entry, data in zip(entries, datas, strict=True):
-        path = _quoted(prefix + entry.path)
-        if data is not None:
-            kind = b"100755" if entry.before.mode & 0o111 else b"100644"
-            stream += [b"M " + kind + b" inline " + path + b"\ndata %d\n" % len(data), data, b"\n"]
-            entry.stored = object_id(data, algorithm)  # the bytes read are the blob's
-        elif head_id is not None:
-            stream.append(b"D " + path + b"\n")
-    stream.append(b"\nget-mark :1\ndone\n")  # the commit's id, on fast-import's stdout
-    out = git(
-        root,
-        "fast-import",
-        "--quiet",
-        "--done",
-        "--force",
-        "--date-format=now",
-        env=env,
-        data=b"".join(stream),
-    )
-    commit = out.decode().strip()
-    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
-        raise GitFailed(f"git fast-import: no commit id ({commit[:80]!r})")
-    return ref, commit
-
-
 # --- taking and sealing ------------------------------------------------------------------
 
 
@@ -453,7 +344,13 @@ class TurnCheckpoint:
         root, turn = self.root, self.turn
         if find_git_dir(root) is not None and shutil.which("git") is not None:
             try:
-                manifest.ref, manifest.commit = _git_checkpoint(root, turn, manifest.entries, datas)
+                entries = manifest.entries
+                files = [(e.path, e.before.mode, d) for e, d in zip(entries, datas, strict=True)]
+                manifest.ref, manifest.commit, blobs = commit_files(
+                    root, turn.session.name, turn.name, files
+                )
+                for entry, blob in zip(manifest.entries, blobs, strict=True):
+                    entry.stored = blob
                 manifest.kind = "git"
                 return
             except GitFailed as exc:
