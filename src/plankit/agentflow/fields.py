@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plankit.agentflow.frontmatter import fast_lines, flow_texts, scalar_text
+from plankit.agentflow.frontmatter import Items, fast_entries
 from plankit.agentflow.yamltree import Map, Node, Scalar, Seq
 
 PLAN_FIELDS = ("title",)
@@ -234,10 +234,8 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
     )
 
 
-_Written = str | list[tuple[str | None, int]] | tuple[tuple[str | None, int], ...] | None
-"""A field as :func:`quick_task_fields` finds it: its text (``None`` for null), the
-items of a block list (a list, empty for a key with nothing under it: null) or of a
-flow list (a tuple, ``[]`` included), each ``(text, line)``."""
+_Written = str | Items | None
+"""A field as :func:`~plankit.agentflow.frontmatter.fast_entries` reads it."""
 
 
 def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
@@ -245,46 +243,20 @@ def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
     the usual valid kind (no node tree is built); ``None`` for anything else.
 
     It answers only for front matter of the fast path's shapes
-    (:func:`~plankit.agentflow.frontmatter.fast_lines`) whose fields are each known,
+    (:func:`~plankit.agentflow.frontmatter.fast_entries`) whose fields are each known,
     given once and of their type, with an id and no empty item, which is exactly where
     :func:`read_task_fields` of the parsed tree finds no issue; ``tests/agentflow``
     checks the two agree. Anything else is left to the parser and
     :func:`read_task_fields`, which explain what is wrong.
     """
-    lines = fast_lines(yaml)
-    if lines is None:
+    entries = fast_entries(yaml, yaml_line)
+    if entries is None:
         return None
-    # key → (line of the key, its text (None for null), or its items as (text, line))
     values: dict[str, tuple[int, _Written]] = {}
-    block: list[tuple[str | None, int]] | None = None  # the items of a key with no value
-    indent = ""
-    line = yaml_line - 1
-    for key, value, spaces, item in lines:
-        line += 1
-        if item:
-            if block is None:
-                return None  # an item with no key above it
-            if not block:
-                indent = spaces
-            elif spaces != indent:
-                return None
-            block.append((scalar_text(item), line))
-            continue
-        if not key:
-            continue  # a blank or comment line
+    for key, line, value in entries:
         if key not in TASK_FIELDS or key in values:
-            return None
-        block = None
-        if not value:
-            block = []
-            values[key] = (line, block)  # no item below: null, resolved after the loop
-        elif value[0] == "[":
-            texts = flow_texts(value)
-            if texts is None:
-                return None
-            values[key] = (line, tuple((text, line) for text in texts))
-        else:
-            values[key] = (line, scalar_text(value))
+            return None  # an unknown or repeated field: the tree's reading explains it
+        values[key] = (line, value)
     return _typed(values, yaml_line)
 
 

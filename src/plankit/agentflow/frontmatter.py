@@ -261,49 +261,66 @@ def flow_texts(value: str) -> list[str | None] | None:
     return []
 
 
-def _fast(yaml: str, first_line: int) -> Node | None:
+Items = list[tuple[str | None, int]] | tuple[tuple[str | None, int], ...]
+"""The items of a list as :func:`fast_entries` reads them, each ``(text, line)``: a list
+for a block list (empty for a key with nothing under it, which is null), a tuple for a
+flow list (``[]`` included)."""
+
+
+def fast_entries(yaml: str, first_line: int) -> list[tuple[str, int, str | Items | None]] | None:
+    """The fields of front matter made only of the fast path's shapes, each ``(key,
+    line of the key, value)``: a scalar's text (``None`` for null) or a list's
+    :data:`Items`; ``None`` for any other front matter (then the full parser reads it).
+    Keys are as written, repeated ones included; lines count from ``first_line``."""
     found = fast_lines(yaml)
     if found is None:
         return None
-    items: list[tuple[str, int, Node]] = []
-    pending: tuple[str, int] | None = None  # a key whose value may be a block list
-    seq: list[Node] = []
-    seq_line = 0
+    entries: list[tuple[str, int, str | Items | None]] = []
+    block: list[tuple[str | None, int]] | None = None  # the items of a key with no value
     indent = ""
     line = first_line - 1
     for key, value, spaces, item in found:
         line += 1
         if item:
-            if pending is None:
+            if block is None:
                 return None  # a list item with no key above it
-            if not seq:
-                indent, seq_line = spaces, line
+            if not block:
+                indent = spaces
             elif spaces != indent:
                 return None
-            seq.append(Scalar(scalar_text(item), line))
+            block.append((scalar_text(item), line))
             continue
         if not key:
             continue  # a blank or comment line
-        if pending is not None:
-            items.append(_pending(pending, seq, seq_line))
-            pending, seq = None, []
-        if key in _NULL_KEYS:
-            return None  # a null key: the full parser refuses it as YAML reads it
+        block = None
         if not value:
-            pending = (key, line)
+            block = []
+            entries.append((key, line, block))  # filled by the item lines below it
         elif value[0] == "[":
             texts = flow_texts(value)
             if texts is None:
                 return None
-            items.append((key, line, Seq(tuple(Scalar(text, line) for text in texts), line)))
+            entries.append((key, line, tuple((text, line) for text in texts)))
         else:
-            items.append((key, line, Scalar(scalar_text(value), line)))
-    if pending is not None:
-        items.append(_pending(pending, seq, seq_line))
+            entries.append((key, line, scalar_text(value)))
+    return entries
+
+
+def _fast(yaml: str, first_line: int) -> Node | None:
+    entries = fast_entries(yaml, first_line)
+    if entries is None:
+        return None
+    items: list[tuple[str, int, Node]] = []
+    for key, line, value in entries:
+        if key in _NULL_KEYS:
+            return None  # a null key: the full parser refuses it as YAML reads it
+        node: Node
+        if isinstance(value, tuple):
+            node = Seq(tuple(Scalar(text, line) for text, _ in value), line)
+        elif isinstance(value, list):  # a block list starts on its first item's line
+            scalars = tuple(Scalar(text, at) for text, at in value)
+            node = Seq(scalars, value[0][1]) if value else Scalar(None, line)
+        else:
+            node = Scalar(value, line)
+        items.append((key, line, node))
     return Map(tuple(items), items[0][1] if items else first_line)
-
-
-def _pending(pending: tuple[str, int], seq: list[Node], seq_line: int) -> tuple[str, int, Node]:
-    """A key with no value on its line: its block list, or null when none followed."""
-    key, key_line = pending
-    return key, key_line, Seq(tuple(seq), seq_line) if seq else Scalar(None, key_line)
