@@ -266,9 +266,8 @@ def _typed(values: dict[str, tuple[int, _Written]], yaml_line: int) -> TaskField
     if entry is None:
         return None
     id_line, written = entry
-    if not isinstance(written, str) or not written.strip(_BLANKS):
+    if not isinstance(written, str) or not (task_id := written.strip(_BLANKS)):
         return None  # null (a key with no value holds an empty list), blank or a list
-    task_id = written.strip(_BLANKS)
     agent: str | None = None
     entry = values.get("agent")
     if entry is not None:
@@ -283,12 +282,13 @@ def _typed(values: dict[str, tuple[int, _Written]], yaml_line: int) -> TaskField
         return None  # text where a list belongs
     deps: dict[str, int] = {}
     for text, line in depends or ():
-        if text is None or not text.strip(_BLANKS):
-            return None  # an empty item
-        deps.setdefault(text.strip(_BLANKS), line)
+        if not text or not (text := text.strip(_BLANKS)):
+            return None  # an empty item (null or blank)
+        if text not in deps:
+            deps[text] = line
     items: list[str] = []
     for text, _ in subtasks or ():
-        if text is None or not text.strip(_BLANKS):
+        if not text or not (text := text.strip(_BLANKS)):
             return None
-        items.append(text.strip(_BLANKS))
+        items.append(text)
     return TaskFields(task_id, id_line, tuple(deps.items()), depends_line, agent, tuple(items), ())
