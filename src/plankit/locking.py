@@ -43,7 +43,7 @@ def try_lock(path: str | os.PathLike[str], wait: float = 0.0) -> Iterator[bool]:
     import time
 
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(os.fspath(path), flags, 0o644)
+    fd = os.open(os.fspath(path), flags, 0o666)  # as any new file: 0666 & ~umask
     try:
         deadline = time.monotonic() + wait
         while True:
