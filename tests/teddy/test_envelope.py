@@ -309,3 +309,27 @@ def test_both_plans_wrapped_in_fences(fence: str) -> None:
     answer = first + "\n" + SORRY + fence + "\n\n" + OTHER + closing + "\n"
     start = answer.index(SORRY) + len(SORRY)
     assert last_plan(answer) == (start, Change(1, CORRECTS.format(19, 20), "plan"))
+
+
+# --- an answer that starts with a blank line (models often begin so) -----------------------
+
+
+def test_a_blank_first_line_counts_in_every_line_given() -> None:
+    blank = "\n"
+    answer = blank + "Here is the plan:\n" + json.dumps(PLAN) + "\n"
+    assert from_json(answer) == (PLAN, Change(3, FROM_STRING, "json"))
+    wrapped = blank + "I'll wrap it as asked.\n<plan>\n\n" + PLAN + "</plan>\n"
+    assert xml_wrapper(wrapped)[1].line == 19  # type: ignore[index]
+    corrected = blank + PLAN + "\n" + SORRY + OTHER
+    start = corrected.index("# Add", 2)
+    assert last_plan(corrected) == (
+        start,
+        Change(
+            1,
+            "dropped lines 1-18: the answer corrects that plan with the one at line 19 "
+            "('Sorry, I misread the loader: it reads JSON. Corrected plan b')",
+            "plan",
+        ),
+    )
+    two = blank + PLAN + "\nOr, if you prefer:\n\n" + OTHER
+    assert several_plans(two, two.index("# Add", 2)).line == 19
