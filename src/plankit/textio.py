@@ -15,6 +15,7 @@ until it ends; :func:`stray_temp_files` finds those a killed write left behind, 
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
@@ -326,6 +327,22 @@ def _publish(tmp: str, target: str, dir_fd: int | None, *, exclusive: bool) -> N
     os.unlink(tmp, dir_fd=dir_fd)
 
 
+_LOCAL = _thread._local()
+
+
+def _unfinished() -> set[StagedWrite]:  # this thread's writes neither published nor discarded
+    if not hasattr(_LOCAL, "writes"):
+        _LOCAL.writes = set()
+    return _LOCAL.writes  # type: ignore[no-any-return]
+
+
+def discard_unfinished() -> None:
+    """Discard this thread's staged writes that are neither published nor discarded (a
+    Ctrl-C between a write's staging and its owner's record of it)."""
+    for write in list(_unfinished()):
+        write.discard()
+
+
 class StagedWrite:
     """A file's new bytes, written in full to a temporary file next to it (held open
     and locked), not yet renamed over the target: :meth:`publish` does that,
@@ -348,6 +365,7 @@ class StagedWrite:
         self._tmp: str | None = tmp
         self._target, self._directory = target, directory
         self._dir_fd, self._exclusive, self._owned_dir = dir_fd, exclusive, owned_dir
+        _unfinished().add(self)
 
     @property
     def fd(self) -> int:
@@ -404,6 +422,7 @@ class StagedWrite:
         self._release()
 
     def _release(self) -> None:
+        _unfinished().discard(self)
         self._tmp = None
         if self._owned_dir and self._dir_fd is not None:
             os.close(self._dir_fd)
@@ -422,6 +441,7 @@ def stage_bytes(
     next to ``path``, with the mode the target will have, not flushed and not renamed.
     With ``owned_dir``, the returned write closes ``dir_fd`` when it ends (also when
     this raises).  On failure nothing is left behind."""
+    made: tuple[int, str] | None = None
     try:
         target = os.fspath(path)
         if dir_fd is None:
@@ -431,14 +451,18 @@ def stage_bytes(
                 raise ValueError(f"with dir_fd, give a bare file name, not {target!r}")
             directory, base = "", target
         mode = _existing_mode(target, dir_fd, exclusive=exclusive)
-        fd, tmp = _create_temp(directory, base, dir_fd)
+        made = _create_temp(directory, base, dir_fd)  # known at once, to Ctrl-C too
+        staged = StagedWrite(*made, target, directory, dir_fd, exclusive=exclusive)
     except BaseException:
+        if made is not None:  # interrupted after the file was made
+            own = [w for w in _unfinished() if (w._fd, w._tmp) == made]
+            own[0].discard() if own else os.close(made[0])
+            with contextlib.suppress(OSError):
+                os.unlink(made[1], dir_fd=dir_fd)
         if owned_dir and dir_fd is not None:
             os.close(dir_fd)
         raise
-    staged = StagedWrite(
-        fd, tmp, target, directory, dir_fd, exclusive=exclusive, owned_dir=owned_dir
-    )
+    staged._owned_dir, (fd, tmp) = owned_dir, made
     try:
         if mode is not None and os.chmod in os.supports_fd:
             os.chmod(fd, mode)
@@ -462,13 +486,11 @@ def write_bytes_atomic(
 ) -> None:
     """Replace (or create) ``path`` with ``data`` atomically.
 
-    The bytes go to a temporary file in the same directory (named by
-    :func:`temp_name`), which is flushed to disk (fsync) and renamed over ``path``;
-    then the directory is flushed, so the rename itself survives a crash.  A reader
-    sees the old file or the new one, never half of one.  An existing file keeps its
-    permission bits; a new one gets 0666 less the umask.  On any failure the temporary
-    file is removed and the target is untouched; the error (an :class:`OSError`) is
-    raised to the caller.
+    The bytes go to a temporary file beside it (named by :func:`temp_name`), flushed
+    to disk and renamed over ``path``; then the directory is flushed, so the rename
+    survives a crash.  A reader sees the old file or the new one, never half of one.  An
+    existing file keeps its permission bits, a new one gets 0666 less the umask.  On any
+    failure the temporary file is removed, the target untouched, the error raised.
 
     With ``dir_fd``, ``path`` is a bare name in the directory that descriptor holds
     (a caller that walked there without following symbolic links), and no symbolic

@@ -251,6 +251,33 @@ def test_ctrl_c_while_a_group_is_staged_publishes_none_of_it(
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("staged", [True, False], ids=["in-a-group", "alone"])
+def test_ctrl_c_right_after_a_write_is_staged_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctrl_c: None, staged: bool
+) -> None:
+    # the signal lands once the temporary file is written and before the action has
+    # taken note of it: the interrupted turn discards it
+    from plankit import workspace
+    from plankit.teddy.run import actions
+
+    real = workspace.stage_inside
+
+    def stage_inside(root: Path, path: str, data: bytes, **options: bool) -> StagedWrite:
+        made = real(root, path, data, **options)
+        if path.endswith("c.txt"):
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C
+        return made
+
+    monkeypatch.setattr(workspace, "stage_inside", stage_inside)
+    monkeypatch.setattr(actions, "stage_inside", stage_inside)
+    if not staged:
+        monkeypatch.setattr(syncing, "gathering", lambda: False)  # each write alone
+    outcome = run(tmp_path, *[create(f"{n}.txt") for n in "abcd"])
+    assert outcome.interrupted
+    assert not (tmp_path / "c.txt").exists() and not (tmp_path / "d.txt").exists()
+    assert leftovers(tmp_path) == []
+
+
 def test_ctrl_c_while_a_group_is_published_waits_for_the_last_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctrl_c: None
 ) -> None:

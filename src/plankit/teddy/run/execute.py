@@ -62,7 +62,7 @@ from plankit.teddy.run.validate import (
 from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
 from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
-from plankit.textio import read_text, write_text_atomic
+from plankit.textio import discard_unfinished, read_text, write_text_atomic
 
 
 def _run(
@@ -115,6 +115,8 @@ def _run(
         journal.memos(memo_results)
     with _shared_syncs(journal):
         results, interrupted = _run_actions(actions, approval, runtime, journal)
+    if interrupted:  # a Ctrl-C between a write's staging and its record of it
+        discard_unfinished()
     if checkpoint is not None:
         checkpoint.seal()
     return results, tuple(memo_results), decision, interrupted, ""
