@@ -582,3 +582,20 @@ def test_a_staged_write_in_a_held_directory_closes_it_when_over(tmp_path: Path) 
     with pytest.raises(ValueError, match="bare file name"):
         textio.stage_bytes("a/b.md", b"x", dir_fd=dir_fd, owned_dir=True)
     assert _fds() == before  # closed on failure too
+
+
+def test_a_write_that_is_over_is_no_longer_unfinished(tmp_path: Path) -> None:
+    # what discard_unfinished would discard after a Ctrl-C: only writes still staged
+    from plankit import textio
+
+    published = textio.stage_bytes(tmp_path / "a.txt", b"a\n")
+    discarded = textio.stage_bytes(tmp_path / "b.txt", b"b\n")
+    kept = textio.stage_bytes(tmp_path / "c.txt", b"c\n")
+    assert {published, discarded, kept} <= textio._unfinished()
+    published.commit()
+    discarded.discard()
+    assert textio._unfinished() == {kept}
+    textio.discard_unfinished()
+    assert textio._unfinished() == set()
+    assert (tmp_path / "a.txt").read_bytes() == b"a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
