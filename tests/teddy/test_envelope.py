@@ -208,14 +208,20 @@ def test_no_tag_around_the_plan(answer: str) -> None:
 SORRY = "Sorry, I misread the loader: it reads JSON. Corrected plan below.\n\n"
 
 
-def test_a_corrected_plan_is_the_plan_and_the_earlier_lines_are_dropped() -> None:
-    answer = PLAN + "\n" + SORRY + OTHER
-    start = answer.index("# Add", 1)
+@pytest.mark.parametrize(
+    ("lead", "last_dropped"), [("", 17), ("\n", 18)], ids=["", "a-blank-first-line"]
+)
+def test_a_corrected_plan_is_the_plan_and_the_earlier_lines_are_dropped(
+    lead: str, last_dropped: int
+) -> None:
+    answer = lead + PLAN + "\n" + SORRY + OTHER
+    start = answer.index("# Add", len(lead) + 1)
     assert last_plan(answer) == (
         start,
         Change(
             1,
-            "dropped lines 1-17: the answer corrects that plan with the one at line 18 "
+            f"dropped lines 1-{last_dropped}: the answer corrects that plan with the one at "
+            f"line {last_dropped + 1} "
             "('Sorry, I misread the loader: it reads JSON. Corrected plan b')",
             "plan",
         ),
@@ -320,16 +326,6 @@ def test_a_blank_first_line_counts_in_every_line_given() -> None:
     assert from_json(answer) == (PLAN, Change(3, FROM_STRING, "json"))
     wrapped = blank + "I'll wrap it as asked.\n<plan>\n\n" + PLAN + "</plan>\n"
     assert xml_wrapper(wrapped)[1].line == 19  # type: ignore[index]
-    corrected = blank + PLAN + "\n" + SORRY + OTHER
-    start = corrected.index("# Add", 2)
-    assert last_plan(corrected) == (
-        start,
-        Change(
-            1,
-            "dropped lines 1-18: the answer corrects that plan with the one at line 19 "
-            "('Sorry, I misread the loader: it reads JSON. Corrected plan b')",
-            "plan",
-        ),
-    )
+    # a corrected plan after a blank first line: the corrected-plan test above
     two = blank + PLAN + "\nOr, if you prefer:\n\n" + OTHER
     assert several_plans(two, two.index("# Add", 2)).line == 19
