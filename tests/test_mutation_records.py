@@ -62,7 +62,18 @@ def test_a_record_renders_its_rate_and_reasons(tmp_path):
     ]
     _write(tmp_path, why=why)
     records = tool.load(tmp_path)
-    assert "| `plankit.sample` | 10 | 8 | 80.0% | 1 | 1 | `test_sample.py` |" in tool.table(records)
+    # the score leaves the equivalent mutant out: 8 killed of 9
+    assert "| `plankit.sample` | 10 | 8 | 80.0% | 1 | 1 | 88.9% | `test_sample.py` |" in tool.table(
+        records
+    )
     listed = tool.survivors(records)
     assert "- `f__mutmut_1`: both are false" in listed
     assert "- `f__mutmut_2` (not killed): needs a full disk" in listed
+
+
+def test_a_module_whose_survivors_are_all_equivalent_scores_in_full(tmp_path):
+    tool = _tool()
+    why = [{"mutants": ["f__mutmut_1", "f__mutmut_2"], "kind": "equivalent", "reason": "same"}]
+    _write(tmp_path, why=why)
+    row = tool.table(tool.load(tmp_path)).splitlines()[-1]
+    assert row.startswith("| `plankit.sample` | 10 | 8 | 80.0% | 2 | 0 | 100% |")

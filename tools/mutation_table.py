@@ -72,17 +72,26 @@ def _rate(data: dict) -> str:
     return "100%" if data["killed"] == data["mutants"] else f"{rate:.1f}%"
 
 
+def _score(data: dict, equivalent: int) -> str:
+    """The mutation score: killed mutants over those that are not equivalent."""
+    counted = data["mutants"] - equivalent
+    if data["killed"] >= counted:
+        return "100%"
+    return f"{100.0 * data['killed'] / counted:.1f}%"
+
+
 def table(records: list[dict]) -> str:
     lines = [
-        "| module | mutants | killed | kill rate | equivalent | not killed | tests |",
-        "|---|---|---|---|---|---|---|",
+        "| module | mutants | killed | kill rate | equivalent | not killed | score | tests |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for data in records:
         kinds = list(data["_kinds"].values())
+        equivalent = kinds.count("equivalent")
         tests = ", ".join(f"`{t.removeprefix('tests/')}`" for t in data["tests"])
         lines.append(
             f"| `{data['module']}` | {data['mutants']} | {data['killed']} | {_rate(data)} "
-            f"| {kinds.count('equivalent')} | {kinds.count('not killed')} | {tests} |"
+            f"| {equivalent} | {kinds.count('not killed')} | {_score(data, equivalent)} | {tests} |"
         )
     return "\n".join(lines)
 
