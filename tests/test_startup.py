@@ -84,11 +84,13 @@ def test_importing_cli_module_leaves_heavy_libraries_out(module: str) -> None:
     assert heavy_in(modules) == []
 
 
-def _imported_by_teddy(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def _imported_by_teddy(
+    *args: str, cwd: Path = ROOT
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run ``teddy ARGS`` with ``-X importtime``; the result and every module imported."""
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", _RUN_TEDDY, *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
@@ -141,3 +143,50 @@ def test_teddy_help_imports_no_command_module() -> None:
     assert result.returncode == 0, result.stderr
     assert "execute     Validate, approve and execute a plan" in result.stdout
     assert not {m for m in modules if m.startswith("plankit.teddy.cli.")}, modules
+
+
+_NOTES_PLAN = """# Start the notes folder
+- **Status:** Green 🟢
+- **Plan Type:** Implementation
+- **Agent:** Developer
+
+## Rationale
+```text
+### 1. Synthesis
+The project has no notes yet.
+
+### 2. Justification
+One README gives later notes a home.
+
+### 3. Expected Outcome
+notes/README.md exists.
+
+### 4. State Dashboard
+- **Overall Goal:** A notes folder.
+```
+
+## Action Plan
+
+### `CREATE`
+- **File Path:** [notes/README.md](/notes/README.md)
+- **Description:** The folder's README.
+```markdown
+# Notes
+```
+"""
+
+
+def test_teddy_execute_yes_imports_no_review_prompt(tmp_path: Path) -> None:
+    """With ``-y`` nobody is asked anything: the console's review and reply prompts (and
+    what they import) stay out of the turn, the most frequent command of a session."""
+    made, _ = _imported_by_teddy("new", "notes", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    turn = Path(made.stdout.strip()) / "01"
+    (turn / "plan.md").write_text(_NOTES_PLAN, encoding="utf-8")
+    result, modules = _imported_by_teddy("execute", "-y", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Completed" in result.stderr
+    assert (tmp_path / "notes" / "README.md").read_text("utf-8") == "# Notes\n"
+    assert {"plankit.teddy.run.execute", "plankit.teddy.run.approval"} <= modules
+    assert [m for m in modules if m.startswith("plankit.teddy.review")] == []
+    assert heavy_in(modules) == []

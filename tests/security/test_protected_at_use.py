@@ -236,9 +236,9 @@ def test_an_edit_whose_file_becomes_a_hard_link_to_git_config_is_refused_when_re
 
     from plankit import workspace
     from plankit.teddy.format.model import Edit, EditPair
-    from plankit.teddy.review.console import ShowOnly
     from plankit.teddy.run import actions
     from plankit.teddy.run.actions import Runtime, run_action
+    from plankit.teddy.run.approval import ShowOnly
     from plankit.teddy.session.config import load_config
 
     real_read_inside = workspace.read_inside

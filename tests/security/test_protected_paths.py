@@ -17,9 +17,9 @@ import pytest
 from plankit.errors import InputError
 from plankit.teddy.format.model import Create, Edit, EditPair, Read, Resource
 from plankit.teddy.format.parse import parse_plan
-from plankit.teddy.review.console import ShowOnly
 from plankit.teddy.run import protect
 from plankit.teddy.run.actions import Runtime, run_action
+from plankit.teddy.run.approval import ShowOnly
 from plankit.teddy.run.protect import hard_link_check
 from plankit.teddy.run.validate import Workspace, validate_plan
 from plankit.teddy.session.config import Config, load_config

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from plankit.teddy.format.model import Action, Create, Edit, EditPair
-from plankit.teddy.review.console import ShowOnly
 from plankit.teddy.run.actions import Runtime, run_action
+from plankit.teddy.run.approval import ShowOnly
 from plankit.teddy.session.config import Config
 from tests.security.helpers import fast_directory, snapshot
 from tests.waiting import wait_until

@@ -14,8 +14,12 @@ import click
 from plankit.cliutil import EXIT_INVALID
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from plankit.errors import Diagnostic
+    from plankit.teddy.run.approval import Approver, ChatResponder
     from plankit.teddy.run.outcome import Outcome
+    from plankit.teddy.session.config import Config
     from plankit.textio import TextFile
 
 MODEL_HELP = "The model: an llm model id or alias (default: TEDDY_MODEL, config.yaml, llm's)."
@@ -86,3 +90,18 @@ def report_recovery(recovered: Outcome | None) -> None:
         f"teddy: {recovered.message}: {recovered.status}; next turn: {recovered.next_turn.name}",
         err=True,
     )
+
+
+def deciders(
+    yes: bool, config: Config, root: Path, shown: TextIO
+) -> tuple[Approver, ChatResponder]:
+    """Who approves the plan and answers CHAT_WITH_USER: everything approved and the
+    messages only shown with ``-y`` (the console's prompts are not even imported then),
+    else the console's review and reply prompts."""
+    if yes:
+        from plankit.teddy.run.approval import AutoApprover, ShowOnly
+
+        return AutoApprover(), ShowOnly(shown)
+    from plankit.teddy.review.console import ConsoleApprover, ConsoleChat
+
+    return ConsoleApprover(config.preview_command, root=root), ConsoleChat(stdout=shown)

@@ -10,7 +10,14 @@ import click
 
 from plankit.cliutil import EXIT_INTERRUPTED, EXIT_INVALID
 from plankit.errors import diagnostics_json
-from plankit.teddy.cli.common import EXIT_QUIT, JSON_HELP, SESSION_HELP, echo_json, fail
+from plankit.teddy.cli.common import (
+    EXIT_QUIT,
+    JSON_HELP,
+    SESSION_HELP,
+    deciders,
+    echo_json,
+    fail,
+)
 
 if TYPE_CHECKING:
     from plankit.acp.contract import Planner as AcpPlanner
@@ -69,9 +76,7 @@ def execute(
 
         check_only(plan, session_name, as_json)
     from plankit.errors import InputError
-    from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
     from plankit.teddy.run.actions import Progress, Runtime
-    from plankit.teddy.run.approval import Approver, AutoApprover, ChatResponder
     from plankit.teddy.run.events import Both, EventProgress, json_lines
     from plankit.teddy.run.execute import execute_plan
     from plankit.teddy.run.progress import live_progress
@@ -85,10 +90,7 @@ def execute(
     follow: Progress = Both(progress, EventProgress(json_lines())) if as_json else progress
     try:
         config = load_config(root)
-        approver: Approver = (
-            AutoApprover() if yes else ConsoleApprover(config.preview_command, root=root)
-        )
-        chat: ChatResponder = ShowOnly(shown) if yes else ConsoleChat(stdout=shown)
+        approver, chat = deciders(yes, config, root, shown)
         turn, outcome = execute_plan(
             root,
             Path(plan) if plan is not None else None,

@@ -9,6 +9,7 @@ import click
 from plankit.teddy.cli.common import (
     MODEL_HELP,
     SESSION_HELP,
+    deciders,
     fail,
     project_root,
     report_recovery,
@@ -48,8 +49,6 @@ def run_command(
     from plankit.teddy.planning.autorun import run_session
     from plankit.teddy.planning.costs import Limits
     from plankit.teddy.planning.turn import choose_planner
-    from plankit.teddy.review.console import ConsoleApprover, ConsoleChat, ShowOnly
-    from plankit.teddy.run.approval import Approver, AutoApprover, ChatResponder
     from plankit.teddy.run.events import Both, EventProgress, json_lines
     from plankit.teddy.run.progress import live_progress
     from plankit.teddy.run.recovery import open_session
@@ -66,10 +65,7 @@ def run_command(
         if planner is None:
             fail("no model is set: pass --model, set TEDDY_MODEL, or put `model:` in config.yaml")
         shown = sys.stderr if as_json else sys.stdout  # stdout carries only events
-        approver: Approver = (
-            AutoApprover() if yes else ConsoleApprover(config.preview_command, root=root)
-        )
-        chat: ChatResponder = ShowOnly(shown) if yes else ConsoleChat(stdout=shown)
+        approver, chat = deciders(yes, config, root, shown)
         stopped = run_session(
             session,
             planner=planner,

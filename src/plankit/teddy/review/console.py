@@ -211,15 +211,3 @@ class ConsoleChat:
                 break
             lines.append(line.rstrip("\n"))
         return "\n".join(lines)
-
-
-class ShowOnly:
-    """With ``-y``: shows the message, records no reply (it comes with the next turn)."""
-
-    def __init__(self, stdout: TextIO | None = None) -> None:
-        self.stdout = stdout or sys.stdout
-
-    def reply(self, message: str) -> str | None:
-        self.stdout.write(f"\n{message}\n\n(reply with your next message: `teddy plan -m …`)\n")
-        self.stdout.flush()
-        return None

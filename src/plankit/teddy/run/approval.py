@@ -2,17 +2,18 @@
 
 :class:`Approver` and :class:`ChatResponder` are small protocols; ``teddy execute``
 uses the console ones (:mod:`plankit.teddy.review.console`) or, with ``-y``,
-:class:`AutoApprover` and :class:`NoReply`.  :class:`ScriptedApprover` and
-:class:`ScriptedChat` are shipped for users' own tests.
+:class:`AutoApprover` and :class:`ShowOnly` (:class:`NoReply` shows nothing).
+:class:`ScriptedApprover` and :class:`ScriptedChat` are shipped for users' own tests.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from plankit.teddy.format.model import Action, Plan
 
@@ -66,6 +67,18 @@ class AutoApprover:
 
     def review(self, plan: Plan, plan_file: Path | None) -> Decision:
         return Decision.APPROVE
+
+
+class ShowOnly:
+    """With ``-y``: shows the message, records no reply (it comes with the next turn)."""
+
+    def __init__(self, stdout: TextIO | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+
+    def reply(self, message: str) -> str | None:
+        self.stdout.write(f"\n{message}\n\n(reply with your next message: `teddy plan -m …`)\n")
+        self.stdout.flush()
+        return None
 
 
 class NoReply:
