@@ -150,6 +150,9 @@ def test_a_heading_with_a_path_is_an_action_only_when_its_metadata_gives_that_pa
     text, changes = reshape(other)
     assert "### CREATE: docs/guide.md\n" in text  # two paths: the parser says which is wrong
     assert [c.kind for c in changes] == ["heading"]  # only # Action Plan
+    # nor does the path of the next action's metadata, even right under the block
+    later = other + "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+    assert "### CREATE: docs/guide.md\n" in reshape(later)[0]
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
@@ -335,3 +338,102 @@ def test_a_section_heading_is_read_through_bold_a_colon_and_its_level() -> None:
     for heading in ("# **Action Plan:**", "### Action Plan"):
         assert reshape(answer.replace("# Action Plan", heading))[0] == meant
     assert reshape(answer.replace("## Rationale", "### Rationale"))[0] == meant
+
+
+# --- cases the mutation run showed no test holding (tools/mutate.py) ---------------------
+
+
+def test_a_heading_naming_a_path_that_ends_in_a_capital_x_is_an_action() -> None:
+    # the Linux kernel's documentation kept an index in each folder, named 00-INDEX
+    path = "Documentation/networking/00-INDEX"
+    answer, meant = _plan(f"### READ: {path}\n- **Resource:** [{path}](/{path})\n")
+    assert reshape(answer)[0] == _rewritten(meant, (f"### READ: {path}", "### `READ`"))
+
+
+def test_a_remark_ending_in_a_capital_x_on_a_closing_fence_is_dropped() -> None:
+    # a keyboard layout for the X server, and the remark to restart it after the fence
+    answer, meant = _plan(
+        "### `CREATE`\n- **File Path:** [xorg/00-keyboard.conf](/xorg/00-keyboard.conf)\n"
+        '```\nSection "InputClass"\n    Identifier "keyboard"\n    Option "XkbLayout" "de"\n'
+        "EndSection\n``` Then restart X\n### `CHAT_WITH_USER`\nDo the umlauts type now?\n"
+    )
+    assert reshape(answer)[0] == _rewritten(meant, ("``` Then restart X", "```"))
+
+
+def test_a_bold_key_right_under_the_action_plan_heading_is_no_action_s_metadata() -> None:
+    # a summary of the plan written as a bold key before the first action
+    answer, meant = _plan(
+        "**Expected Outcome:** the guide is written and read back.\n\n"
+        "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+    )
+    assert reshape(answer)[0] == meant
+
+
+def test_a_section_written_after_the_actions_is_a_section() -> None:
+    # the Memos written last, with a colon: a section heading, not an action's text
+    answer, meant = _plan(
+        "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n## Memos:\n"
+        "```\n[+] The guide lives in docs/.\n```\n"
+    )
+    assert reshape(answer)[0] == _rewritten(meant, ("## Memos:", "## Memos"))
+
+
+def test_an_action_heading_in_title_case_after_a_message_ends_the_message() -> None:
+    # the parser reads action names in any case: "### Read" is a READ, which ends the
+    # message (in it, only a heading in capitals is rewritten); its own "#### Rationale"
+    # is its text, and a comment after it is between actions
+    answer, meant = _plan(
+        "### `CHAT_WITH_USER`\nShould the guide cover the CLI too? I'll read it meanwhile.\n\n"
+        "### Read\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n#### Rationale\n"
+        "To see what it covers now.\n\n<!-- the answer decides the next plan -->\n"
+    )
+    assert reshape(answer)[0] == _rewritten(
+        meant, ("<!-- the answer decides the next plan -->", "")
+    )
+
+
+def test_a_rule_under_the_first_paragraph_of_the_header_underlines_it_and_stays() -> None:
+    answer, _ = _plan("### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n")
+    answer = _rewritten(
+        answer,
+        ("# Tidy the docs\n\n", "# Tidy the docs\n\nOne pass brings the docs in line.\n---\n"),
+    )
+    text, changes = reshape(answer)
+    assert "\nOne pass brings the docs in line.\n---\n## Rationale\n" in text
+    assert [c.kind for c in changes] == ["heading"]  # only # Action Plan
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_bare_metadata_lines_ending_in_hard_line_breaks_keep_them(newline: str) -> None:
+    # without bullets, two trailing blanks are how Markdown keeps such lines apart
+    answer, meant = _plan(
+        "### `READ`\n**Resource:** [docs/guide.md](/docs/guide.md)  \n"
+        "**Description:** Read the guide back.\n"
+    )
+    meant = _rewritten(
+        meant, ("**Resource:**", "- **Resource:**"), ("**Description:**", "- **Description:**")
+    )
+    assert reshape(answer.replace("\n", newline))[0] == meant.replace("\n", newline)
+
+
+def test_a_commented_out_action_is_dropped_whole_and_what_follows_is_read() -> None:
+    # an action commented out with the comment it held (the first --> ends it), and one
+    # whose comment closes on its closing fence's line
+    answer, meant = _plan(
+        "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n\n"
+        "<!-- not this time:\n### `EXECUTE`\n- **Description:** Run the slow tests.\n\n"
+        "<!-- they take an hour -->\n\n"
+        "<!--\n### `EXECUTE`\n- **Description:** Build the site.\n```shell\nmake docs\n``` -->\n\n"
+        "**READ**\n- **Resource:** [docs/api.md](/docs/api.md)\n"
+    )
+    first = answer.index("<!-- not this")
+    comments = answer[first : answer.index("``` -->") + len("``` -->")]
+    meant = _rewritten(meant, (comments, "\n" * comments.count("\n")), ("**READ**", "### `READ`"))
+    text, changes = reshape(answer)
+    assert text == meant
+    assert [c.message for c in changes] == [
+        "rewrote the heading '# Action Plan'",
+        "dropped the HTML comment (lines 20-24) between actions",
+        "dropped the HTML comment (lines 26-31) between actions",
+        "rewrote '**READ**' as an action heading",
+    ]

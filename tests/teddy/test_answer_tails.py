@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.parse import check_plan
+from plankit.teddy.format.parse.tail import TAIL_CHARS
 from plankit.teddy.format.preprocess import Change
 
 HEAD = """# Fix the flaky worker test
@@ -397,5 +398,67 @@ def test_a_blank_first_line_in_the_block_is_counted() -> None:
     assert _unclosed(text) == UNCLOSED + (
         "line 24 is either its last line or a remark after the plan ('Let me know if the "
         "tests fail and I'll …'): close it after line 24 to keep it, or after line 22 and "
+        "delete it"
+    )
+
+
+# --- cases the mutation run showed no test holding (tools/mutate.py) ---------------------
+
+
+def test_an_answer_cut_off_right_after_a_one_letter_language_fence_is_reported() -> None:
+    # the answer ran out of tokens as the document opened its C example: no newline after
+    # ```c, which either closes the block (with a word after it) or opens the example
+    text = HEAD + CREATE_WORKER + "```markdown\n" + WORKER_DOC + "A C client:\n\n```c"
+    assert _unclosed(text, 19) == UNCLOSED + (
+        "line 26 ('```c') either closes it, with text after the fence, or opens a block "
+        "inside it: put the closing ``` alone on its line, or close the inner block"
+    )
+
+
+def test_a_line_opening_with_inline_code_after_the_last_fence_is_the_inner_block_s() -> None:
+    # ```python then a line that would be a sentence but for its inline code: the
+    # fence opens a block holding that line, as under a command (not a remark)
+    text = (
+        HEAD
+        + CREATE_WORKER
+        + "```markdown\n"
+        + WORKER_DOC
+        + "```python\n`queue.put` is guarded now."
+    )
+    assert _unclosed(text, 19) == NO_READING
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_output_between_the_last_fence_and_a_remark_is_read_alike_in_a_crlf_answer(
+    newline: str,
+) -> None:
+    # the fence announces what the program prints: the output is no prose, so the fence
+    # is read as opening its block and only the last paragraph as a remark
+    create = (
+        CREATE_WORKER + "```markdown\n" + WORKER_DOC + "``` It prints:\n\nqueue ready\n\n"
+        "Let me know if it differs.\n"
+    )
+    text = (HEAD + create).replace("\n", newline)
+    reading = (
+        "line 28 is either its last line or a remark after the plan ('Let me know if it "
+        "differs.'): close it after line 28 to keep it, or after line 26 and delete it"
+    )
+    assert _unclosed(text, 19) == UNCLOSED + reading
+    (problem,) = answer_to_plan(text).problems  # the answer's text keeps its CRs
+    assert problem.message == UNSURE + reading
+
+
+def test_a_block_of_exactly_4_kb_is_read_from_its_first_line() -> None:
+    # a runbook of sentences left open, 4 KB to the character: all of it is read, so its
+    # paragraphs are no remark after content (they are all it holds); only its last
+    # line, under the one before, is named (read from its second line, the paragraphs
+    # after the first would all have been named as a remark)
+    steps = "".join(f"Step {n} of the runbook is done by hand.\n\n" for n in range(99))
+    last = "Each step above is checked off once it is done."
+    assert len(steps + last) == TAIL_CHARS  # the content: up to the last line's newline
+    create = CREATE_WORKER.replace("worker", "runbook") + "```markdown\n" + steps + last + "\n"
+    assert _unclosed(HEAD + create, 19) == UNCLOSED + (
+        "line 218 is either its last line or a remark after the plan ('Each step above is "
+        "checked off once it …'): close it after line 218 to keep it, or after line 216 and "
         "delete it"
     )

@@ -388,10 +388,18 @@ def test_a_text_beyond_the_budget_is_left_as_it_is() -> None:
 
 def test_a_text_that_needs_its_whole_budget_is_repaired() -> None:
     # 58 copies and a last FIND: scan 10,892 events beyond the walk; 93 more blank lines
-    # in the header make the budget exactly that, and one fewer leaves it one short
+    # in the header make the budget exactly that, and one fewer leaves it two short
     for blank, repaired in ((93, 58), (92, 0)):
         text = "# T\n" + "\n" * blank + "\n## Action Plan\n\n" + BUDGET_UNIT * 58 + "FIND:\n"
         assert len(propose(text).changes) == repaired
+
+
+def test_a_text_one_event_beyond_its_budget_is_left_as_it_is() -> None:
+    # the last FIND: under an EDIT heading of its own: 10,953 events; 123 blank lines
+    # give a budget of 10,954, and 122 one of 10,952, one event short
+    for blank, repaired in ((123, 58), (122, 0)):
+        text = "# T\n" + "\n" * blank + "\n## Action Plan\n\n" + BUDGET_UNIT * 58
+        assert len(propose(text + "### `EDIT`\nFIND:\n").changes) == repaired
 
 
 # --- repairs --------------------------------------------------------------------------
