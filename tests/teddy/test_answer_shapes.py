@@ -437,3 +437,25 @@ def test_a_commented_out_action_is_dropped_whole_and_what_follows_is_read() -> N
         "dropped the HTML comment (lines 26-31) between actions",
         "rewrote '**READ**' as an action heading",
     ]
+
+
+@pytest.mark.parametrize(
+    ("written", "dropped"),
+    [
+        # a comment or a rule right under a heading, with no blank line between: after
+        # a heading line a new block starts (CommonMark), as after a blank line
+        ("# Tidy the docs\n<!-- drafted by the planner -->\n", "<!-- drafted by the planner -->"),
+        ("# Tidy the docs\n---\n", "---"),
+        ("# Action Plan\n***\n", "***"),
+    ],
+)
+def test_a_comment_or_rule_right_under_a_heading_is_dropped(written: str, dropped: str) -> None:
+    actions = "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
+    answer, meant = _plan(actions)
+    heading = written.split("\n", 1)[0] + "\n"
+    answer = answer.replace(heading, written, 1)
+    repaired = _repaired(answer)
+    assert dropped not in repaired
+    assert repaired == meant.replace(
+        heading.replace("# Action", "## Action"), written.replace("# Action", "## Action"), 1
+    ).replace(dropped, "", 1)

@@ -26,9 +26,9 @@ blocks (as CommonMark reads them), one kind of line each, where the meaning is p
     block opens right before a heading).  The last block's is
     :func:`plankit.teddy.format.answer`'s.
 ``separator``
-    a thematic break (``---``, ``***``) after a blank line and before a section or
-    action heading, and an HTML comment after a blank line in the header or between
-    actions (not in a message), become blank lines.
+    a thematic break (``---``, ``***``) after a blank line or a heading and before a
+    section or action heading, and an HTML comment after a blank line or a heading in
+    the header or between actions (not in a message), become blank lines.
 
 Lines are rewritten in place or blanked, never added or removed, so every line keeps
 its number and each change is reported at its line.  A heading inside a fenced block
@@ -166,7 +166,9 @@ class _Scan:
             if i > self.skip:
                 if self.meta and not self.list_goes_on(self.meta_from, i):
                     self.meta = False
-                blank = i == 0 or not lines[i - 1].strip() or closed == i - 1
+                before = lines[i - 1] if i else ""
+                # a block starts after a blank line, a closing fence or a heading line
+                blank = not before.strip() or closed == i - 1 or _is_heading(before)
                 self.line(i, line, blank)
                 self.meta_from = i + 1
             m = _VISIT_RE.search(text, pos + 1)
@@ -340,6 +342,10 @@ _MAYBE_RE = re.compile(
 
 
 @lru_cache(maxsize=64)
+def _is_heading(line: str) -> bool:
+    return _HEADING_RE.fullmatch(line.rstrip("\r")) is not None
+
+
 def _fence_lines_re(char: str, length: int) -> re.Pattern[str]:
     """Lines that start with a run of ``char`` at least ``length`` long."""
     return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}", re.M)
