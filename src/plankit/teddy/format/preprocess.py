@@ -163,7 +163,7 @@ def _compare(before: str, after: str) -> tuple[Change, ...]:
     old = [line.removesuffix("\r") for line in before.split("\n")]
     new = [line.removesuffix("\r") for line in after.split("\n")]
     partner: dict[int, tuple[str, int]] = {}  # line in ``after`` -> its block's other end
-    for block in parse_document(after.removeprefix("\ufeff")).blocks:
+    for block in parse_document(after).blocks:
         if isinstance(block, Fence) and block.closed:
             partner[block.start] = ("opening", block.end)
             partner[block.end] = ("closing", block.start)
