@@ -20,6 +20,7 @@ from plankit.agentflow import control as control_module
 from plankit.agentflow import queries
 from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.records import ControlError, Session
+from tests.pgserver import PostgresServer
 
 from .helpers import copy_example, task, write_plan
 
@@ -523,3 +524,37 @@ def test_a_database_restored_from_a_backup_under_an_open_plane(
     plane.start_session()
     plane.close()
     assert _open_files(home) == []
+
+
+def test_a_commit_on_postgresql_holds_its_sessions_row_until_it_is_recorded(
+    home: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two planes with their own homes (their own lock files) sharing one database: the
+    # row of the session, locked while a commit is recorded, keeps the other one waiting
+    import psycopg
+
+    url = postgres.new_schema()
+    plane = ControlPlane(database=url)
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), title="Auth", tasks={"01-a.md": task("a")})
+    held: list[bool] = []
+    insert_commit = queries.insert_commit
+
+    def recording(db: object, session_id: str, *args: object) -> object:
+        with psycopg.connect(url, autocommit=True) as other:
+            try:
+                other.execute(
+                    "SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE NOWAIT", (session_id,)
+                )
+                held.append(False)
+            except psycopg.errors.LockNotAvailable:
+                held.append(True)
+        return insert_commit(db, session_id, *args)
+
+    monkeypatch.setattr(queries, "insert_commit", recording)
+    try:
+        assert plane.commit(sid).number == 1
+    finally:
+        plane.close()
+    assert held == [True]
