@@ -580,3 +580,17 @@ def test_a_reader_of_postgresql_leaves_no_transaction_open_between_reads(
         assert state == ("idle",)
     finally:
         reader.close(db)
+
+
+def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
+    # a server that takes the connection and then hangs (stopped, or a proxy in front of
+    # a dead one): the board says so after its connection timeout instead of waiting on
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as hung:
+        hung.bind(str(tmp_path / ".s.PGSQL.5432"))
+        hung.listen(1)  # never accepted, never answered
+        with pytest.raises(ControlError) as info:
+            reader.open_reader(None, f"postgresql://board@/agentflow?host={tmp_path}")
+    assert info.value.rule == "state-unusable"
+    assert "timeout expired" in info.value.message
