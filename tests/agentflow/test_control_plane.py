@@ -20,6 +20,7 @@ from plankit.agentflow import control as control_module
 from plankit.agentflow import queries
 from plankit.agentflow.control import ControlPlane
 from plankit.agentflow.records import ControlError, Session
+from tests.pgserver import PostgresServer
 
 from .helpers import copy_example, task, write_plan
 
@@ -453,3 +454,107 @@ def test_on_a_shared_database_plan_commands_run_on_the_sessions_host(
     finally:
         here.close()
         there.close()
+
+
+def test_gc_on_a_machine_whose_clock_is_not_on_utc(
+    plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the end times are UTC: a session ended an hour ago is not a day old in Sydney,
+    # where the local clock is ten hours ahead
+    import time
+
+    ended = plane.start_session()
+    plane.end_session(ended.session.session_id)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setenv("TZ", "AEST-10")
+            time.tzset()
+            assert plane.gc(0.25, dry_run=True) == ([], [])
+            assert plane.gc(0.25) == ([], [])
+    finally:
+        time.tzset()
+    assert Path(ended.current.plan_dir).is_dir()
+
+
+def _open_files(folder: Path) -> list[str]:
+    """The files under ``folder`` this process holds open (Linux's /proc)."""
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(f"{folder.resolve()}/"):
+                held.append(target)
+    return held
+
+
+def test_a_plane_used_from_two_threads_keeps_a_connection_for_each(
+    plane: ControlPlane, home: Path
+) -> None:
+    # an agent host serving requests on worker threads: SQLite's connections belong to
+    # the thread that opened them, so each thread gets its own; the plane is then closed
+    # from the main thread (the worker's connection cannot be closed there: it is dropped)
+    import threading
+
+    started: list[Session] = []
+    worker = threading.Thread(target=lambda: started.append(plane.start_session().session))
+    worker.start()
+    worker.join()
+    assert len(started) == 1
+    sid = started[0].session_id
+    assert plane.context(sid).session == started[0]  # the main thread's own connection
+    other = plane.start_session()
+    assert {s.session.session_id for s in plane.sessions()} == {sid, other.session.session_id}
+    plane.close()
+
+
+def test_a_database_restored_from_a_backup_under_an_open_plane(
+    plane: ControlPlane, home: Path, tmp_path: Path
+) -> None:
+    # the plane notices the new file and reconnects; the connection to the old one is
+    # closed, not left holding its files
+    first = plane.start_session()
+    backup = tmp_path / "backup.db"
+    with (
+        contextlib.closing(sqlite3.connect(home / "agentflow.db")) as source,
+        contextlib.closing(sqlite3.connect(backup)) as target,
+    ):
+        source.backup(target)
+    os.replace(backup, home / "agentflow.db")
+    assert plane.context(first.session.session_id).session == first.session
+    plane.start_session()
+    plane.close()
+    assert _open_files(home) == []
+
+
+def test_a_commit_on_postgresql_holds_its_sessions_row_until_it_is_recorded(
+    home: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two planes with their own homes (their own lock files) sharing one database: the
+    # row of the session, locked while a commit is recorded, keeps the other one waiting
+    import psycopg
+
+    url = postgres.new_schema()
+    plane = ControlPlane(database=url)
+    context = plane.start_session()
+    sid = context.session.session_id
+    write_plan(Path(context.current.plan_dir), title="Auth", tasks={"01-a.md": task("a")})
+    held: list[bool] = []
+    insert_commit = queries.insert_commit
+
+    def recording(db: object, session_id: str, *args: object) -> object:
+        with psycopg.connect(url, autocommit=True) as other:
+            try:
+                other.execute(
+                    "SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE NOWAIT", (session_id,)
+                )
+                held.append(False)
+            except psycopg.errors.LockNotAvailable:
+                held.append(True)
+        return insert_commit(db, session_id, *args)
+
+    monkeypatch.setattr(queries, "insert_commit", recording)
+    try:
+        assert plane.commit(sid).number == 1
+    finally:
+        plane.close()
+    assert held == [True]

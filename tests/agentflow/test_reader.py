@@ -13,9 +13,11 @@ import pytest
 
 from plankit.agentflow import reader
 from plankit.agentflow.control import ControlPlane
+from plankit.agentflow.pgstore import PostgresDatabase
 from plankit.agentflow.records import ControlError
 from plankit.agentflow.schema import SCHEMA_VERSION
 from plankit.agentflow.store import SqliteDatabase
+from tests.pgserver import PostgresServer
 
 from .helpers import task, write_plan
 
@@ -521,3 +523,74 @@ def test_the_last_change_of_a_session_is_its_latest_task_change(home: Path) -> N
     finally:
         reader.close(db)
         plane.close()
+
+
+def test_the_signature_changes_when_a_task_finishes_within_one_clock_tick(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a coarse clock (a virtual machine's, or one ticking every 15 ms): the claim and the
+    # report of a quick task get the same time stamp, and the board must still notice
+    from plankit.agentflow import store
+
+    monkeypatch.setattr(store, "_now_ms", lambda: 1_767_225_600_000)
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})
+    db = _open(home)
+    try:
+        claimed = plane.claim(sid, agent="w1").task
+        assert claimed is not None
+        before = reader.signature(db)
+        plane.done(claimed.ref, sid, claim=claimed.claim)
+        assert reader.signature(db) != before
+    finally:
+        reader.close(db)
+        plane.close()
+
+
+def test_a_url_with_a_placeholder_left_in_is_quoted_as_it_is(postgres: PostgresServer) -> None:
+    # a URL copied from a template with its user still XXXX (and no password to hide)
+    url = postgres.url().replace("user=agentflow", "user=XXXX")
+    with pytest.raises(ControlError) as info:
+        reader.open_reader(None, url)
+    assert info.value.rule == "state-unusable"
+    assert 'role "XXXX" does not exist' in info.value.message
+    assert "***" not in info.value.message
+
+
+def test_a_reader_of_postgresql_leaves_no_transaction_open_between_reads(
+    home: Path, postgres: PostgresServer
+) -> None:
+    # a board polls for hours: a transaction left open would hold its locks (a migration
+    # would wait behind it) and keep the server from cleaning up old rows
+    import psycopg
+
+    url = postgres.new_schema()
+    plane = ControlPlane(home, database=url)
+    _session(plane, {"a": []})
+    plane.close()
+    db = reader.open_reader(None, url)
+    assert isinstance(db, PostgresDatabase)
+    try:
+        assert reader.sessions(db)[0].states == {"ready": 1}
+        reader.signature(db)
+        with psycopg.connect(postgres.url(), autocommit=True) as other:
+            state = other.execute(
+                "SELECT state FROM pg_stat_activity WHERE pid = %s", (db.conn.info.backend_pid,)
+            ).fetchone()
+        assert state == ("idle",)
+    finally:
+        reader.close(db)
+
+
+def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
+    # a server that takes the connection and then hangs (stopped, or a proxy in front of
+    # a dead one): the board says so after its connection timeout instead of waiting on
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as hung:
+        hung.bind(str(tmp_path / ".s.PGSQL.5432"))
+        hung.listen(1)  # never accepted, never answered
+        with pytest.raises(ControlError) as info:
+            reader.open_reader(None, f"postgresql://board@/agentflow?host={tmp_path}")
+    assert info.value.rule == "state-unusable"
+    assert "timeout expired" in info.value.message

@@ -204,6 +204,24 @@ def test_read_only_workbook_is_a_clear_error(path: Path) -> None:
     assert path.read_bytes() == before
 
 
+def test_a_workbook_writable_only_through_its_group_is_refused_when_the_user_cannot_write(
+    path: Path,
+) -> None:
+    # mode r--rw-r--: the owner may not write, the group may; only a user who can write
+    # the file (root, or a group member who is not the owner) gets the plan written
+    manager = _plan_file(path)
+    os.chmod(path, 0o464)
+    try:
+        if os.access(path, os.W_OK):
+            manager.complete_task("1.1")
+            assert "- [x] 1.1" in XlsxWorkbook(path).get_cell("AGENT_BASE!C2")
+        else:
+            with pytest.raises(StoreError, match="is read-only"):
+                manager.complete_task("1.1")
+    finally:
+        os.chmod(path, 0o644)
+
+
 def test_workbook_locked_by_another_process_is_a_clear_error(path: Path) -> None:
     manager = _plan_file(path)
     before = path.read_bytes()

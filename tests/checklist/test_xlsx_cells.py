@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -331,6 +332,10 @@ SHEET_PREFIXED = (
         '<?xml version="1.0"?>\n<!-- written by a report generator -->\n',
         '<?xml version="1.0"?><!-- one --><!-- two -->',
         "<!-- generated -->",
+        # a note ending in a comparison: the comment still ends at its "-->"
+        '<?xml version="1.0"?>\n<!-- plan rows <10-->\n',
+        # a byte-order mark, as some generators write it before the declaration
+        '\ufeff<?xml version="1.0" encoding="UTF-8"?>\n',
     ],
 )
 def test_a_prefixed_sheet_after_a_declaration_and_comments(tmp_path: Path, head: str) -> None:
@@ -482,6 +487,62 @@ def test_a_part_whose_compressed_bytes_are_damaged_is_a_clear_error(tmp_path: Pa
     )
     assert message.endswith("); nothing was changed")
     assert caught.value.code == "not-a-workbook"
+
+
+def test_a_zip_declaring_millions_of_parts_is_refused_naming_the_file(tmp_path: Path) -> None:
+    # the Zip64 end record says 40 million parts: refused before the directory is read
+    path = save(tmp_path / "book.xlsx", excel_parts(""))
+    data = path.read_bytes()
+    end = data.rfind(b"PK\x05\x06")
+    start, size = struct.unpack_from("<2L", data, end + 12)[::-1]
+    record = struct.pack(
+        "<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 40_000_000, 40_000_000, size, start
+    )
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    tail = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, size, start, 0)
+    path.write_bytes(data[:end] + record + locator + tail)
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).get_cell("Data!C2")
+    assert str(caught.value).startswith(f"{path} declares 40,000,000 parts, over the 65,535")
+    assert caught.value.code == "not-a-workbook"
+
+
+def stored_zip(members: list[tuple[str, bytes]]) -> bytes:
+    """A zip of ``members``, stored uncompressed, built directly (``zipfile`` would take
+    seconds to write tens of thousands of members)."""
+    local: list[bytes] = []
+    central: list[bytes] = []
+    offset = 0
+    for name, body in members:
+        raw, crc = name.encode(), zlib.crc32(body)
+        sizes = (crc, len(body), len(body), len(raw))
+        header = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 33, *sizes, 0)
+        central.append(
+            struct.pack(
+                "<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 33, *sizes, 0, 0, 0, 0, 0, offset
+            )
+            + raw
+        )
+        local.append(header + raw + body)
+        offset += len(local[-1])
+    directory = b"".join(central)
+    count = min(len(members), 0xFFFF)
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(directory), offset, 0)
+    return b"".join(local) + directory + end
+
+
+def test_a_workbook_at_the_zip_part_limit_is_not_rewritten(tmp_path: Path) -> None:
+    # 65,535 parts (a workbook of tens of thousands of images): a plain zip directory
+    # cannot list them all, so the workbook is refused by name, and left as it was
+    members = [(name, text.encode()) for name, text in excel_parts("").items()]
+    members += [(f"xl/media/image{n}.png", b"") for n in range(1, 0xFFFF - len(members) + 1)]
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(stored_zip(members))
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as caught:
+        XlsxWorkbook(path).set_cell("Data!C2", "plan")
+    assert str(caught.value) == (f"{path} is too large to be rewritten (over 4 GB or 65,535 parts)")
+    assert path.read_bytes() == before
 
 
 def test_a_chart_sheet_has_no_cells(tmp_path: Path) -> None:
