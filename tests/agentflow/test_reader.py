@@ -59,6 +59,29 @@ def test_no_home_or_no_database_is_no_reader_and_nothing_is_made(home: Path) -> 
     assert _files(home) == ["agentflow.db"]
 
 
+def test_a_database_removed_just_as_the_board_opens_it_is_not_made_again(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the user deletes (or moves away) the database while the board is opening it: the
+    # read-only open must fail, not leave an empty database of its own making behind
+    plane = ControlPlane(home)
+    _session(plane, {"a": []})
+    plane.close()
+    quiet_wal = reader._quiet_wal
+
+    def removed_after_the_check(path: str) -> bool:
+        quiet = quiet_wal(path)
+        assert quiet  # the snapshot open, the one that takes no lock
+        os.remove(path)
+        return quiet
+
+    monkeypatch.setattr(reader, "_quiet_wal", removed_after_the_check)
+    with pytest.raises(ControlError) as info:
+        reader.open_reader(str(home), None)
+    assert info.value.rule == "state-unusable"
+    assert not (home / "agentflow.db").exists()
+
+
 def test_a_database_no_one_has_open_is_read_as_a_snapshot(home: Path) -> None:
     plane = ControlPlane(home)
     sid = _session(plane, {"a": []})

@@ -86,7 +86,9 @@ def _ro_sqlite(path: str) -> SqliteDatabase:
     quiet = _quiet_wal(path)
     try:
         if quiet:
-            conn = sqlite3.connect(_uri(path, "immutable=1"), uri=True, isolation_level=None)
+            conn = sqlite3.connect(
+                _uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None
+            )
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         else:
             conn = sqlite3.connect(_uri(path, "mode=ro"), uri=True, timeout=5, isolation_level=None)
@@ -97,7 +99,9 @@ def _ro_sqlite(path: str) -> SqliteDatabase:
                 # write there either, so the file is read as it is
                 conn.close()
                 quiet = True
-                conn = sqlite3.connect(_uri(path, "immutable=1"), uri=True, isolation_level=None)
+                conn = sqlite3.connect(
+                    _uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None
+                )
                 conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.Error as exc:
         raise ControlError(
