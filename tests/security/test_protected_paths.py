@@ -305,6 +305,18 @@ def test_a_read_of_a_hard_link_to_git_config_is_refused(project: Path) -> None:
     assert result.notes == (f"remote.txt: {HARD_LINK_REFUSED}",)
 
 
+def test_a_hard_link_to_git_config_may_be_pruned_from_the_context(project: Path) -> None:
+    # remote.txt (a hard link to .git/config) is in the turn's context, put there by a
+    # person; a plan that drops it reads nothing, so the read rules have nothing to
+    # refuse; only a READ of it is refused
+    os.link(project / ".git" / "config", project / "remote.txt")
+    prune = "### `PRUNE`\n- **Resource:** [remote.txt](/remote.txt)"
+    workspace = Workspace(project, turn_context=("remote.txt",))
+    assert validate_plan(parse_plan(plan(prune)), workspace) == []
+    issues = validate_plan(parse_plan(plan(read("remote.txt"))), workspace)
+    assert [i.code for i in issues] == ["protected-path"]
+
+
 def test_a_hard_link_between_two_ordinary_files_is_read(project: Path) -> None:
     os.link(project / "src" / "app.py", project / "app-copy.py")
     assert validate_plan(parse_plan(plan(read("app-copy.py"))), Workspace(project)) == []

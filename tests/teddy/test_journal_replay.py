@@ -31,6 +31,7 @@ from plankit.teddy.run.journal import (
 from plankit.teddy.session.layout import create_session
 from plankit.teddy.session.memos import MemoResult
 from plankit.teddy.session.prompts import get_prompt
+from tests.clocks import new_york_clock, utc_now
 from tests.teddy.test_session_e2e import plan
 
 BEGIN = {
@@ -311,6 +312,31 @@ def test_a_torn_line_longer_than_one_read_is_cut_whole(tmp_path: Path) -> None:
     torn = b"y" * (3 * journal_module._CHUNK - 1)
     data = _reopened(tmp_path / "boundary", whole[:-1] + b"\n" + torn)
     assert data == whole + _reported_line(data)
+
+
+def test_the_cut_reaches_back_to_the_first_byte_and_keeps_a_whole_line_there(
+    tmp_path: Path,
+) -> None:
+    # the look back for the end of the last whole line reads 64 KiB at a time, and
+    # here its last read is the journal's first byte alone: a line holding only a
+    # newline (no line TeDDy writes, but a whole one) stays, as every whole line does
+    torn = b'{"event": "begin", "plan": "' + b"x" * (journal_module._CHUNK - 28)
+    assert len(torn) == journal_module._CHUNK
+    data = _reopened(tmp_path, b"\n" + torn)
+    assert data == b"\n" + _reported_line(data)
+
+
+def test_journal_times_are_utc_on_a_clock_that_is_not(tmp_path: Path) -> None:
+    session = create_session(tmp_path, "journal", get_prompt("Developer"), "Developer")
+    journal = Journal(session.latest())
+    with new_york_clock():
+        before = utc_now()
+        journal.begin("# A plan", "approve")
+        after = dt.datetime.now(dt.UTC)
+    journal.close()
+    state = replay(journal.path)
+    taken = parse_time(state.start_time)
+    assert taken is not None and before <= taken <= after
 
 
 def test_a_whole_journal_is_only_appended_to(tmp_path: Path) -> None:

@@ -8,6 +8,9 @@ kill, a hand-made folder or a second teddy leave, and check what recovery does t
 from __future__ import annotations
 
 import json
+import locale
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -215,3 +218,38 @@ def test_a_parent_turn_without_a_journal_is_left_as_it_is(
     assert _events(turn)[-1] == "closed"
     assert recover_session(turn.session) is None
     assert _events(turn).count("closed") == 1  # closed once
+
+
+# --- the report written before a kill ------------------------------------------------------
+
+
+@contextmanager
+def ascii_locale() -> Iterator[None]:
+    """The C library's locale is plain C while the block runs: Python's default text
+    encoding is then ASCII (outside Python's UTF-8 mode), as it is Latin-1 or another on
+    machines set up with an older locale."""
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+
+
+def test_a_report_written_before_a_kill_is_read_back_as_utf8_whatever_the_locale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the plan's status is "Green 🟢": the report is not ASCII; teddy is killed after
+    # writing it, and the next command runs under a locale that is not UTF-8
+    turn = _turn(tmp_path)
+    monkeypatch.setattr(execute_module, "prepare_next", killed)
+    with pytest.raises(Crash):
+        _execute(turn)
+    monkeypatch.undo()
+    report = turn.report_path.read_text(encoding="utf-8")
+    assert not report.isascii()
+    with ascii_locale():
+        _, recovered = open_session(tmp_path, None)
+    assert recovered is not None and recovered.recovered
+    assert recovered.report == report
+    assert turn.report_path.read_text(encoding="utf-8") == report

@@ -7,7 +7,10 @@ makes sure nothing changed when undo refused.
 
 from __future__ import annotations
 
+import datetime as dt
+import errno
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -15,6 +18,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from plankit.teddy.run import undo as undo_module
+from plankit.teddy.run.undo import undo
+from tests.clocks import new_york_clock, utc_now
 from tests.teddy.test_undo import (
     ORIGINAL,
     create,
@@ -348,3 +354,69 @@ def test_undo_takes_back_the_named_session_not_the_latest(tmp_path: Path) -> Non
     assert (root / "src" / "app.py").read_bytes() == ORIGINAL
     assert (root / "notes.txt").read_text() == "later session\n"
     assert (later / "01" / "report.md").exists()
+
+
+def test_the_folder_an_undone_turn_goes_to_is_named_in_utc_on_a_clock_that_is_not(
+    tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, FIX)
+    with new_york_clock():
+        before = utc_now()
+        done = undo(root)
+        after = dt.datetime.now(dt.UTC)
+    stamp = done.moved_to.name.removeprefix("01-")
+    taken = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%S%fZ").replace(tzinfo=dt.UTC)
+    assert before <= taken <= after
+
+
+def test_a_link_swapped_in_while_the_mode_is_put_back_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another program replaces src/app.py by a link to a file outside the project
+    # after undo checked the path and before it opened the file to put its mode back:
+    # the file outside keeps its own mode
+    root = make_project(tmp_path, with_git=False)
+    run_turn(root, "\n\n".join([FIX, execute_cmd("chmod 600 src/app.py")]))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("someone else's\n", encoding="utf-8")
+    outside.chmod(0o640)
+    written: list[str] = []
+    real_write, real_resolve = undo_module.write_inside, undo_module.resolve
+
+    def write_inside(where: Path, path: str, data: bytes) -> None:
+        real_write(where, path, data)
+        written.append(path)
+
+    def resolve(where: Path, path: str) -> Path:
+        real = real_resolve(where, path)
+        if written == [path] == ["src/app.py"]:
+            written.append("swapped")
+            real.unlink()
+            real.symlink_to(outside)
+        return real
+
+    monkeypatch.setattr(undo_module, "write_inside", write_inside)
+    monkeypatch.setattr(undo_module, "resolve", resolve)
+    with pytest.raises(OSError, match="symbolic links") as refused:
+        undo(root)
+    assert refused.value.errno == errno.ELOOP
+    assert written == ["src/app.py", "swapped"]
+    assert outside.stat().st_mode & 0o7777 == 0o640
+    assert outside.read_text(encoding="utf-8") == "someone else's\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can read a file of mode 000")
+def test_a_file_of_mode_000_gets_that_mode_back(tmp_path: Path) -> None:
+    # root keeps a secret at mode 000 (as /etc/shadow is on some systems); a turn edits
+    # it and a command opens it up: undo closes it again
+    root = make_project(tmp_path, with_git=False)
+    secret = root / "shadow"
+    secret.write_text("root:!:19000::::::\n", encoding="utf-8")
+    secret.chmod(0o000)
+    turn = edit("shadow", "root:!:", "root:*:")
+    run_turn(root, "\n\n".join([turn, execute_cmd("chmod 644 shadow")]), context="shadow\n")
+    assert secret.stat().st_mode & 0o7777 == 0o644
+    teddy(root, "undo")
+    assert secret.read_text(encoding="utf-8") == "root:!:19000::::::\n"
+    assert secret.stat().st_mode & 0o7777 == 0o000
