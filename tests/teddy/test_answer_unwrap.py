@@ -235,3 +235,15 @@ def test_a_json_plan_corrected_inside_its_string_keeps_the_json_change() -> None
             Change(1, CORRECTS.format(36, 37), "plan"),
         ),
     )  # fmt: skip
+
+
+def test_a_tag_around_a_corrected_plan_is_reported_with_the_correction() -> None:
+    first = PLAN.replace("src/app/version.py", "app/version.py")
+    answer = "<plan>\n" + first + CORRECTED + PLAN + "</plan>\n\nHope it helps.\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, CORRECTS.format(37, 38), "plan"),
+            Change(71, "dropped the closing tag </plan> of the tag wrapped around the plan, and what follows it", "wrapper"),
+        ),
+    )  # fmt: skip
