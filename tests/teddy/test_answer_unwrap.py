@@ -247,3 +247,25 @@ def test_a_tag_around_a_corrected_plan_is_reported_with_the_correction() -> None
             Change(71, "dropped the closing tag </plan> of the tag wrapped around the plan, and what follows it", "wrapper"),
         ),
     )  # fmt: skip
+
+
+def test_a_wrapped_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rule 1 is a safety net under the fence step: a plan inside a fence that parses
+    # comes out byte for byte even if the sanitizer would change it
+    import plankit.teddy.format.answer as answer_module
+    from plankit.teddy.format.parse import check_plan
+    from plankit.teddy.format.preprocess import Proposal, propose
+
+    def propose_on_valid_plans_too(text: str) -> Proposal:
+        if check_plan(text)[0] is None:
+            return propose(text)
+        at = text.index("```shell")
+        lengthened = text[:at] + "`" + text[at:]
+        return Proposal(lengthened, (Change(text.count("\n", 0, at) + 1, "lengthened"),), None)
+
+    monkeypatch.setattr(answer_module, "propose", propose_on_valid_plans_too)
+    assert answer_to_plan("```markdown\n" + PLAN + "```\n") == Preprocessed(
+        PLAN, (Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),)
+    )
