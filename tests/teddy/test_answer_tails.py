@@ -17,7 +17,7 @@ from plankit.teddy import cli as teddy_cli
 from plankit.teddy.format.answer import answer_to_plan
 from plankit.teddy.format.parse import check_plan
 from plankit.teddy.format.parse.tail import TAIL_CHARS
-from plankit.teddy.format.preprocess import Change
+from plankit.teddy.format.preprocess import Change, Preprocessed
 
 HEAD = """# Fix the flaky worker test
 
@@ -400,6 +400,36 @@ def test_a_blank_first_line_in_the_block_is_counted() -> None:
         "tests fail and I'll …'): close it after line 24 to keep it, or after line 22 and "
         "delete it"
     )
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_remark_on_the_last_fence_of_a_block_opened_with_a_spaced_info_string(
+    newline: str,
+) -> None:
+    # ``` markdown: the fence's length is its run of backticks, not its last word
+    text = HEAD + CREATE_FENCE_REMARK.replace("```markdown", "``` markdown")
+    meant = HEAD + CREATE_FENCE_REMARK.replace("``` markdown", "```` markdown")
+    meant = meant.replace("```markdown", "```` markdown").replace(
+        "``` Let me know if you'd like a section on retries too.", "````"
+    )
+    assert answer_to_plan(text.replace("\n", newline)) == Preprocessed(
+        meant.replace("\n", newline),
+        (
+            Change(19, "lengthened the opening fence from 3 to 4 (the block ends at line 28)", "fence"),
+            Change(28, "the closing fence here has text after it: read as the end of the block opened at line 19 and a remark after the plan, dropped (line 28): 'Let me know if you'd like a section on …'", "tail"),
+            Change(28, "lengthened the closing fence from 3 to 4 (the block opens at line 19)", "fence"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_remark_after_an_open_last_block_is_reported_after_a_heading_repair() -> None:
+    text = HEAD.replace("## Action Plan", "# Action Plan") + EXECUTE_OPEN
+    result = answer_to_plan(text)
+    assert result.text == text.replace("# Action Plan", "## Action Plan")
+    assert result.changes == (Change(15, "rewrote the heading '# Action Plan'", "heading"),)
+    (problem,) = result.problems
+    assert problem.line == 20 and problem.kind == "unsure"
+    assert "line 23 is either its last line or a remark after the plan" in problem.message
 
 
 # --- cases the mutation run showed no test holding (tools/mutate.py) ---------------------

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from plankit.teddy.format.answer import answer_edits, answer_to_plan, repairs_note
-from plankit.teddy.format.preprocess import Change
+from plankit.teddy.format.preprocess import Change, Preprocessed
 from tests.teddy.test_answer import CHAT, CREATE, EXECUTE, HEAD, PLAN, SWALLOWED
 
 WRAPPER = "dropped the ```markdown fence wrapped around the plan"
@@ -105,4 +105,167 @@ def test_the_repairs_note_lists_each_change_with_its_line() -> None:
         "The plan was repaired before it ran:\n"
         "- line 1: dropped the text before the plan's title (line 1): 'Sure:'\n"
         "- line 26: inserted the closing fence ``` after line 27"
+    )
+
+
+# --- a wrapped plan, in JSON or corrected, that parses although a rule would change it ---
+
+ASKS_FIRST = (
+    HEAD
+    + CREATE
+    + "\n### `CHAT_WITH_USER`\nShall I go on with the tests?\n\n**EXECUTE**\n"
+    + "```shell\npytest -q\n```\n"
+)
+"""A plan whose message names the next action in a bold line, as the heading rule would
+write an action (it does not, in a message that parses): it parses as it is (35 lines)."""
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        ("```markdown\n" + ASKS_FIRST + "```\n", Change(1, f"{WRAPPER} (closed at line 36)", "wrapper")),
+        ("Here it is:\n\n" + ASKS_FIRST, Change(1, "dropped the text before the plan's title (line 1): 'Here it is:'", "preamble")),
+        (json.dumps({"plan": ASKS_FIRST}), Change(1, "took the plan out of a JSON object (the lines of the changes after this one are the plan's own)", "json")),
+        (
+            PLAN + "\nSorry, I should ask first. Corrected plan:\n\n" + ASKS_FIRST,
+            Change(1, "dropped lines 1-36: the answer corrects that plan with the one at line 37 ('Sorry, I should ask first. Corrected plan:')", "plan"),
+        ),
+    ],
+    ids=["fenced", "after-a-sentence", "json", "corrected"],
+)  # fmt: skip
+def test_a_plan_that_parses_inside_an_answer_is_taken_as_it_is(answer: str, kept: Change) -> None:
+    assert answer_to_plan(ASKS_FIRST) == Preprocessed(ASKS_FIRST, ())
+    assert answer_to_plan(answer) == Preprocessed(ASKS_FIRST, (kept,))
+
+
+def test_the_wrapping_fence_of_a_plan_that_parses_is_not_one_inside_its_message() -> None:
+    # the message's own block ends at a bare fence too: cutting there would close the
+    # block again and report it
+    result = answer_to_plan("```markdown\n" + ASKS_FIRST + "```\n\nThat's all.\n")
+    assert result == Preprocessed(
+        ASKS_FIRST,
+        (
+            Change(1, f"{WRAPPER} (closed at line 36)", "wrapper"),
+            Change(
+                38, "dropped the text after the plan's fence (line 38): 'That's all.'", "remarks"
+            ),
+        ),
+    )
+
+
+def test_a_bare_block_after_the_wrapped_plan_is_not_its_end() -> None:
+    answer = "```markdown\n" + PLAN + "```\n\nRun it with:\n```\nteddy execute\n```\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),
+            Change(37, "dropped the text after the plan's fence (lines 37-40): 'Run it with:'", "remarks"),
+        ),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("closing", "where"), [("", "never closed"), ("```\n", "closed at line 37")]
+)
+def test_a_remark_inside_the_wrapping_fence_is_dropped(closing: str, where: str) -> None:
+    answer = "```markdown\n" + PLAN + "\nHope this helps!\n" + closing
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, f"{WRAPPER} ({where})", "wrapper"),
+            Change(36, "dropped the text after the last action (line 36): 'Hope this helps!'", "remarks"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_summary_heading_before_a_wrapped_plan_is_dropped_with_the_preamble() -> None:
+    answer = "## Summary\n\nI add the module.\n\n```markdown\n" + PLAN + "```\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, "dropped the text before the plan's title (lines 1-3): '## Summary'", "preamble"),
+            Change(5, f"{WRAPPER} (closed at line 39)", "wrapper"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_readme_heading_in_a_plan_without_its_title_is_not_taken_for_the_title() -> None:
+    readme = (
+        "### `CREATE`\n- **File Path:** [README.md](/README.md)\n- **Description:** d\n"
+        "```markdown\n# My app\n\nIt prints its version.\n```\n"
+    )
+    untitled = PLAN.split("\n", 2)[2].replace(CREATE, readme)  # the model left out the title
+    assert answer_to_plan(untitled) == Preprocessed(untitled, ())
+
+
+def test_link_definitions_before_the_title_are_kept_with_the_plan_that_parses() -> None:
+    text = "[app]: /src/app/version.py\n\n" + PLAN.replace(
+        "One source of truth.", "One [source][app]."
+    )
+    assert answer_to_plan(text) == Preprocessed(text, ())
+
+
+CORRECTED = "\nSorry, I put the module in the wrong folder. Corrected plan:\n\n"
+CORRECTS = (
+    "dropped lines 1-{}: the answer corrects that plan with the one at line {} "
+    "('Sorry, I put the module in the wrong folder. Corrected plan:')"
+)
+
+
+def test_both_plans_fenced_report_only_the_corrected_one_s_fence() -> None:
+    first = PLAN.replace("src/app/version.py", "app/version.py")
+    answer = "Here is the plan:\n\n```markdown\n" + first + "```\n" + CORRECTED
+    answer += "```markdown\n" + PLAN + "```\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, CORRECTS.format(40, 41), "plan"),
+            Change(41, f"{WRAPPER} (closed at line 75)", "wrapper"),
+        ),
+    )
+
+
+def test_a_json_plan_corrected_inside_its_string_keeps_the_json_change() -> None:
+    first = PLAN.replace("src/app/version.py", "app/version.py")
+    answer = json.dumps({"plan": first + CORRECTED + PLAN})
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, "took the plan out of a JSON object (the lines of the changes after this one are the plan's own)", "json"),
+            Change(1, CORRECTS.format(36, 37), "plan"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_tag_around_a_corrected_plan_is_reported_with_the_correction() -> None:
+    first = PLAN.replace("src/app/version.py", "app/version.py")
+    answer = "<plan>\n" + first + CORRECTED + PLAN + "</plan>\n\nHope it helps.\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, CORRECTS.format(37, 38), "plan"),
+            Change(71, "dropped the closing tag </plan> of the tag wrapped around the plan, and what follows it", "wrapper"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_wrapped_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rule 1 is a safety net under the fence step: a plan inside a fence that parses
+    # comes out byte for byte even if the sanitizer would change it
+    import plankit.teddy.format.answer as answer_module
+    from plankit.teddy.format.parse import check_plan
+    from plankit.teddy.format.preprocess import Proposal, propose
+
+    def propose_on_valid_plans_too(text: str) -> Proposal:
+        if check_plan(text)[0] is None:
+            return propose(text)
+        at = text.index("```shell")
+        lengthened = text[:at] + "`" + text[at:]
+        return Proposal(lengthened, (Change(text.count("\n", 0, at) + 1, "lengthened"),), None)
+
+    monkeypatch.setattr(answer_module, "propose", propose_on_valid_plans_too)
+    assert answer_to_plan("```markdown\n" + PLAN + "```\n") == Preprocessed(
+        PLAN, (Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),)
     )

@@ -43,6 +43,9 @@ def test_a_json_fence_and_the_blank_lines_in_it_are_passed_over() -> None:
     answer = "Here is the plan:\n\n```json\n\n  \t\r\n" + _json() + "\n```\n\nHope it helps.\n"
     assert from_json(answer) == (PLAN, Change(6, FROM_OBJECT, "json"))
     assert from_json("~~~ json\n" + _json() + "\n~~~") == (PLAN, Change(2, FROM_OBJECT, "json"))
+    # one blank line, as models often leave after the fence (an odd number of blanks)
+    one = "Here is the plan:\n\n```json\n\n" + _json() + "\n```\n"
+    assert from_json(one) == (PLAN, Change(5, FROM_OBJECT, "json"))
 
 
 def test_a_plan_in_a_json_array_or_nested_objects() -> None:
@@ -108,6 +111,8 @@ def test_up_to_three_lines_may_come_before_the_json() -> None:
     [
         "# Add a greeting\nThe plan as JSON:\n",  # a Markdown answer with a JSON example
         "```\nx\n```\n",
+        # a code block before: its closing fence is no JSON fence
+        "Save the helper first:\n```python\nprint('hi')\n```\n",
     ],
 )
 def test_json_after_markdown_is_not_the_answer(lead: str) -> None:
@@ -142,6 +147,8 @@ def test_no_json_where_it_should_start(answer: str) -> None:
         "\n# Add a greeting",  # Markdown
         "\n```\n# Add a greeting",
         "\nAnd here it is as Markdown:\n# Add a greeting\n",
+        "\n```\n" + _json(OTHER),  # a second call after the fence
+        "\n~~~\n" + _json(OTHER),
     ],
 )
 def test_more_json_or_markdown_after_the_json_is_not_one_answer(rest: str) -> None:
@@ -149,7 +156,15 @@ def test_more_json_or_markdown_after_the_json_is_not_one_answer(rest: str) -> No
 
 
 @pytest.mark.parametrize(
-    "rest", ["", "\n```\n", "\n~~~", "\n```\nLet me know if it needs changes.\n", "\nDone."]
+    "rest",
+    [
+        "",
+        "\n```\n",
+        "\n~~~",
+        "\n```\nLet me know if it needs changes.\n",
+        "\nDone.",
+        "\nXcode picks up the new file on its next build.\n",
+    ],
 )
 def test_a_closing_fence_or_a_sentence_after_the_json_is_fine(rest: str) -> None:
     assert from_json(_json() + rest) == (PLAN, Change(1, FROM_OBJECT, "json"))
@@ -315,6 +330,54 @@ def test_both_plans_wrapped_in_fences(fence: str) -> None:
     answer = first + "\n" + SORRY + fence + "\n\n" + OTHER + closing + "\n"
     start = answer.index(SORRY) + len(SORRY)
     assert last_plan(answer) == (start, Change(1, CORRECTS.format(19, 20), "plan"))
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["# Action Plan", "**Action Plan**", "**Action Plan:**"],
+    ids=["level-1", "bold", "bold-with-colon"],
+)
+def test_two_plans_whose_action_plan_heading_is_written_another_way(heading: str) -> None:
+    first, second = (p.replace("## Action Plan", heading) for p in (PLAN, OTHER))
+    answer = first + "\n" + SORRY + second
+    start = answer.index("# Add", 1)
+    assert last_plan(answer) == (start, Change(1, CORRECTS.format(17, 18), "plan"))
+
+
+def test_a_bold_heading_before_the_first_plan_does_not_end_the_search() -> None:
+    answer = "**Plan**\n\n" + PLAN + "\n" + SORRY + OTHER
+    start = answer.index("# Add", 12)
+    assert last_plan(answer) == (start, Change(1, CORRECTS.format(19, 20), "plan"))
+
+
+def test_a_plan_corrected_twice_is_the_last_one() -> None:
+    third = PLAN.replace("echo hi", "echo hey")
+    answer = PLAN + "\n" + SORRY + OTHER + "\nOops, that one is wrong too. Fixed:\n\n" + third
+    assert last_plan(answer) == (
+        answer.rindex("# Add"),
+        Change(
+            1,
+            "dropped lines 1-34: the answer corrects that plan with the one at line 35 "
+            "('Oops, that one is wrong too. Fixed:')",
+            "plan",
+        ),
+    )
+    # the third not finished: no plan is the last word
+    unfinished = "# Add a greeting\n\n## Action Plan\n\nTo be decided.\n"
+    assert last_plan(PLAN + "\n" + SORRY + OTHER + "\nActually, wait.\n\n" + unfinished) is None
+
+
+def test_a_correction_word_that_starts_its_line_is_read() -> None:
+    answer = PLAN + "\nActually, here is the plan with the right command:\n\n" + OTHER
+    assert last_plan(answer) == (
+        answer.index("# Add", 1),
+        Change(
+            1,
+            "dropped lines 1-17: the answer corrects that plan with the one at line 18 "
+            "('Actually, here is the plan with the right command:')",
+            "plan",
+        ),
+    )
 
 
 # --- an answer that starts with a blank line (models often begin so) -----------------------

@@ -358,6 +358,7 @@ def answer_to_plan(text: str) -> Preprocessed:
     if tagged is not None and check_plan(body)[0] is None:
         body = tagged[0]
         dropped.append(tagged[1])
+    envelope = len(dropped)  # the JSON and tag changes, which a corrected plan keeps
     found = _find_plan(body)
     if found is None:
         attempt = _repair(body)
@@ -372,7 +373,7 @@ def answer_to_plan(text: str) -> Preprocessed:
         if note is None:
             attempt = replace(attempt, problems=(*attempt.problems, several_plans(body, start)))
         else:
-            attempt, dropped = _corrected(body, start, note, dropped[:1] if held else [])
+            attempt, dropped = _corrected(body, start, note, dropped[:envelope])
     if not attempt.changes and not dropped:
         return Preprocessed(text, (), attempt.problems)
     changes = tuple(sorted((*dropped, *attempt.changes), key=lambda c: c.line))
