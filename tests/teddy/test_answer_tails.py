@@ -492,3 +492,16 @@ def test_a_block_of_exactly_4_kb_is_read_from_its_first_line() -> None:
         "checked off once it …'): close it after line 218 to keep it, or after line 216 and "
         "delete it"
     )
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_the_remark_on_the_last_fence_of_a_block_opened_one_space_in(newline: str) -> None:
+    # ` ```markdown`: CommonMark takes that one space off each line of the content, so
+    # the block's text is not found as written; the remark must still not reach the file
+    text = HEAD + CREATE_FENCE_REMARK.replace("```markdown", " ```markdown")
+    result = answer_to_plan(text.replace("\n", newline))
+    assert [change.kind for change in result.changes] == ["fence", "tail", "fence"]
+    assert "Let me know" not in result.text
+    plan, diagnostics = check_plan(result.text)
+    assert plan is not None, diagnostics
+    assert plan.actions[-1].content.endswith("queue.put(job)\n```")

@@ -208,15 +208,24 @@ def _open_tail(plan: str, repaired: str) -> Change | tuple[str, Change] | None:
     last = doc.blocks[-1] if doc.blocks else None
     if not isinstance(last, Fence) or not last.closed or not last.content.strip():
         return None
-    content = last.content
-    at = plan.rfind(content.replace("\n", "\r\n") if "\r\n" in plan else content)
-    if at <= 0:
+    # the block runs to the end of ``plan``: its lines are the last ones there, as
+    # written (an indented opening fence takes that indentation off its content)
+    end = at = len(plan.removesuffix("\n").removesuffix("\r"))
+    for _ in range(last.end - last.start - 1):
+        at = plan.rfind("\n", 0, max(at, 0))
+    at += 1
+    raw = plan[at:end]
+    opener = plan[: max(at - 1, 0)].rstrip("\r").rsplit("\n", 1)[-1]
+    indent = len(opener) - len(opener.lstrip(" "))
+    length = len(opener) - indent - len(opener[indent:].lstrip(last.char))
+    lines = raw.replace("\r\n", "\n").split("\n")
+    if (
+        at <= 0
+        or length < 3
+        or last.content
+        != "\n".join(line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in lines)
+    ):
         return None
-    opener = plan[: at - 1].rstrip("\r").rsplit("\n", 1)[-1].lstrip(" ")
-    length = len(opener) - len(opener.lstrip(last.char))
-    if length < 3:
-        return None
-    raw = plan[at : at + len(content) + content.count("\n") * ("\r\n" in plan)]
     first = _line(plan, at)
     fence = fence_with_text(raw, last.char, length)
     if fence is not None and is_sentence(fence.group("rest")):
