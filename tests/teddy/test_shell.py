@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -284,8 +285,11 @@ def test_a_supervisor_killed_before_it_reported_anything_ends_the_call(
 
     popen = subprocess.Popen
 
-    def killed_at_start(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
-        return popen(*args, preexec_fn=lambda: os.kill(os.getpid(), signal.SIGKILL), **kwargs)  # type: ignore[call-overload, no-any-return]
+    def sigkill() -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def killed_at_start(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        return popen(*args, preexec_fn=sigkill, **kwargs)
 
     monkeypatch.setattr(subprocess, "Popen", killed_at_start)
     result = run_command(f"touch {tmp_path / 'ran'}", cwd=tmp_path, timeout=60)
