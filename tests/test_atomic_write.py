@@ -599,3 +599,51 @@ def test_a_write_that_is_over_is_no_longer_unfinished(tmp_path: Path) -> None:
     assert textio._unfinished() == set()
     assert (tmp_path / "a.txt").read_bytes() == b"a\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+class _KnownThenInterrupted:
+    """A thread's set of unfinished writes whose ``add`` is followed by a Ctrl-C: the
+    signal lands just after a new write became known, before its staging returned."""
+
+    def __init__(self, writes: set[textio.StagedWrite]) -> None:
+        self.writes = writes
+
+    def add(self, write: textio.StagedWrite) -> None:
+        self.writes.add(write)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("known", [False, True], ids=["before-known", "once-known"])
+@pytest.mark.parametrize("held_dir", [False, True], ids=["path", "held"])
+def test_a_ctrl_c_just_after_the_temporary_file_is_made_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, known: bool, held_dir: bool
+) -> None:
+    # A batch: the first file is staged, and Ctrl-C lands while the second one's
+    # temporary file, just made, is being recorded as this thread's unfinished write.
+    (tmp_path / "plan.md").write_text("old plan\n")
+    first = textio.stage_bytes(tmp_path / "notes.md", b"notes\n")
+    [first_temp] = [n for n in _entries(tmp_path) if textio.is_temp_name(n, "notes.md")]
+    fds, others = _fds(), set(textio._unfinished())  # others: earlier tests' in this thread
+    real = textio._unfinished
+    calls: list[int] = []
+
+    def interrupted() -> object:
+        calls.append(1)
+        if len(calls) > 1:  # the clean-up's own look
+            return real()
+        if known:
+            return _KnownThenInterrupted(real())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(textio, "_unfinished", interrupted)
+    dir_fd = os.open(tmp_path, os.O_RDONLY) if held_dir else None
+    target = "plan.md" if held_dir else tmp_path / "plan.md"
+    with pytest.raises(KeyboardInterrupt):
+        textio.stage_bytes(target, b"new plan\n", dir_fd=dir_fd, owned_dir=held_dir)
+    monkeypatch.undo()
+    assert (tmp_path / "plan.md").read_text() == "old plan\n"
+    assert _entries(tmp_path) == sorted([first_temp, "plan.md"])  # the first write kept
+    assert _fds() == fds  # its temporary file (and the held directory) closed
+    assert textio._unfinished() == others | {first}  # the interrupted one is not left
+    textio.discard_unfinished()  # what the interrupted turn does next
+    assert _entries(tmp_path) == ["plan.md"]

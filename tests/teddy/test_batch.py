@@ -110,6 +110,12 @@ def test_a_second_write_to_the_same_file_starts_a_new_group() -> None:
     assert _size([Create("/notes/a.md", "x"), Edit("notes/a.md", replace)]) == 1
 
 
+def test_files_whose_paths_differ_at_their_start_are_distinct() -> None:
+    # only leading slashes are dropped to compare paths: ML/ and XML/ are two folders
+    assert _size([Create("ML/README.md", "x"), Create("XML/README.md", "y")]) == 2
+    assert _size([Create("XML/README.md", "x"), Create("/ML/README.md", "y")]) == 2
+
+
 def test_no_group_without_gathered_flushes_a_client_asking_or_another_files() -> None:
     writes = [Create("a.txt", "x"), Create("b.txt", "y")]
     rt = Runtime(Path.cwd(), Config(), ScriptedChat([]))

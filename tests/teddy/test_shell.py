@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,3 +259,64 @@ def test_the_duration_is_the_time_the_command_took_from_teddys_side(tmp_path: Pa
     result = run_command("echo hi", cwd=tmp_path)
     after = time.monotonic()
     assert result.duration is not None and 0 <= result.duration <= after - before
+
+
+supervised = pytest.mark.skipif(not shell.SUPERVISE, reason="the supervisor runs on Linux only")
+
+
+@supervised
+def test_a_command_that_kills_its_supervisor_reports_the_kill(tmp_path: Path) -> None:
+    # a model's `pkill -9 python` reaches the supervisor (a Python process) too: it ends
+    # without reporting the command's exit, and the result says it was killed
+    result = run_command("echo stopping; kill -KILL $PPID", cwd=tmp_path, timeout=60)
+    assert (result.exit_code, result.stdout, result.stopped) == (-9, "stopping\n", 0)
+    assert not result.ok and not result.timed_out
+
+
+@supervised
+def test_a_supervisor_killed_before_it_reported_anything_ends_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGKILL from outside (the OOM killer, a `kill -9` in another terminal) before the
+    # supervisor has written a word to its status pipe: landing it in the new process
+    # before it runs anything makes that moment certain
+    import signal
+    import subprocess
+
+    popen = subprocess.Popen
+
+    def sigkill() -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def killed_at_start(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        return popen(*args, preexec_fn=sigkill, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", killed_at_start)
+    result = run_command(f"touch {tmp_path / 'ran'}", cwd=tmp_path, timeout=60)
+    monkeypatch.undo()
+    assert (result.exit_code, result.stdout, result.stderr, result.stopped) == (-9, "", "", 0)
+    assert not result.ok and not result.timed_out
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_program_given_with_its_arguments_runs_without_a_shell(tmp_path: Path) -> None:
+    # an ACP client's terminal/create: a program and its arguments, which no shell reads
+    import subprocess
+
+    printf = shutil.which("printf")
+    assert printf is not None
+    launch = shell.Launch("printf", program=[printf, "%s|", "$HOME", "a b", "*"])
+    proc = subprocess.Popen(
+        launch.argv,
+        cwd=tmp_path,
+        env=launch.environment({}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=launch.pass_fds,
+    )
+    launch.spawned(proc.pid)
+    output, _ = proc.communicate(timeout=60)
+    assert launch.finish(proc.returncode, stopped_early=False) == (0, 0)
+    assert output == b"$HOME|a b|*|"

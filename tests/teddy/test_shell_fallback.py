@@ -10,12 +10,14 @@ deadline (tests/waiting.py), never after a fixed sleep.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from plankit.teddy.run import shell
 from tests.processes import recorded_pids, wait_gone
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 
@@ -96,3 +98,51 @@ def test_without_the_supervisor_a_timeout_also_stops_a_leftover_deaf_to_sigterm(
     cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.timed_out and (result.exit_code, result.stopped) == (None, 0)
     wait_gone(recorded_pids(tmp_path / "pids"))
+
+
+def test_without_the_supervisor_or_a_pidfd_a_process_holding_the_output_delays_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # macOS has neither: the end of the shell is noticed by polling, not by the end of
+    # its output, which a quiet dev server started in the background keeps open
+    # (were it taken for the end, teddy would sit there until the ten-minute timeout)
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    monkeypatch.setattr(shell, "_pidfd", lambda pid: None)
+    results: list[shell.CommandResult] = []
+
+    def run() -> None:
+        results.append(shell.run_command("sleep 1234 & echo $! > pids", cwd=tmp_path))
+
+    threading.Thread(target=run, daemon=True).start()
+    wait_until(lambda: (tmp_path / "pids").exists(), "the server to start")
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
+    wait_until(lambda: results, "the end of the shell to be noticed")
+    [result] = results
+    assert not result.timed_out
+    assert (result.exit_code, result.stdout, result.stopped) == (0, "", 1)
+    wait_gone(recorded_pids(tmp_path / "pids"))
+
+
+def test_without_the_supervisor_output_closed_early_is_not_read_again_while_the_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a command that closes its output and goes on working: teddy takes the end of each
+    # pipe once, instead of reading it again and again until the command ends
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    ends: list[int] = []
+    read = os.read
+
+    def reading(fd: int, size: int) -> bytes:
+        data = read(fd, size)
+        if not data and not os.get_blocking(fd):  # the end of a pipe teddy reads
+            ends.append(fd)
+            if len(set(ends)) == 2:
+                (tmp_path / "go").touch()  # both ended: the command may finish
+        return data
+
+    monkeypatch.setattr(os, "read", reading)
+    command = "exec >&- 2>&-; until [ -e go ]; do sleep 0.01; done"
+    result = shell.run_command(command, cwd=tmp_path, timeout=60)
+    monkeypatch.undo()
+    assert result.exit_code == 0 and not result.timed_out
+    assert len(ends) == 2 and len(set(ends)) == 2  # each end read once

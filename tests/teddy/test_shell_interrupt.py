@@ -21,9 +21,13 @@ def test_ctrl_c_right_after_the_command_started_stops_it(
     real_spawned, real_capture = shell.Launch.spawned, shell._Capture.__init__
     interrupted: list[bool] = []
 
+    def written() -> bool:  # the whole line: `>` makes the file before echo writes to it
+        pid = tmp_path / "pid"
+        return pid.is_file() and pid.read_text().endswith("\n")
+
     def ctrl_c_once() -> None:
         # the command runs meanwhile: wait until it has written its pid, then interrupt
-        wait_until(lambda: (tmp_path / "pid").is_file(), "the command to start", seconds=120)
+        wait_until(written, "the command to start", seconds=120)
         if not interrupted:
             interrupted.append(True)
             raise KeyboardInterrupt
