@@ -215,16 +215,9 @@ def _open_tail(plan: str, repaired: str) -> Change | tuple[str, Change] | None:
         at = plan.rfind("\n", 0, max(at, 0))
     at += 1
     raw = plan[at:end]
-    opener = plan[: max(at - 1, 0)].rstrip("\r").rsplit("\n", 1)[-1]
-    indent = len(opener) - len(opener.lstrip(" "))
-    length = len(opener) - indent - len(opener[indent:].lstrip(last.char))
-    lines = raw.replace("\r\n", "\n").split("\n")
-    if (
-        at <= 0
-        or length < 3
-        or last.content
-        != "\n".join(line[min(indent, len(line) - len(line.lstrip(" "))) :] for line in lines)
-    ):
+    opener = plan[: max(at - 1, 0)].rstrip("\r").rsplit("\n", 1)[-1].lstrip(" ")
+    length = len(opener) - len(opener.lstrip(last.char))
+    if at <= 0 or length < 3:  # not the line of an opening fence
         return None
     first = _line(plan, at)
     fence = fence_with_text(raw, last.char, length)
