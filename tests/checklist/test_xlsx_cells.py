@@ -20,6 +20,7 @@ from python_calamine import CalamineWorkbook
 
 from plankit.checklist import PlanManager, StoreError, XlsxWorkbook
 from plankit.checklist.stores.xlsx_package import Package
+from tests.security.zipbombs import declaring_parts
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -492,15 +493,7 @@ def test_a_part_whose_compressed_bytes_are_damaged_is_a_clear_error(tmp_path: Pa
 def test_a_zip_declaring_millions_of_parts_is_refused_naming_the_file(tmp_path: Path) -> None:
     # the Zip64 end record says 40 million parts: refused before the directory is read
     path = save(tmp_path / "book.xlsx", excel_parts(""))
-    data = path.read_bytes()
-    end = data.rfind(b"PK\x05\x06")
-    start, size = struct.unpack_from("<2L", data, end + 12)[::-1]
-    record = struct.pack(
-        "<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 40_000_000, 40_000_000, size, start
-    )
-    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
-    tail = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, size, start, 0)
-    path.write_bytes(data[:end] + record + locator + tail)
+    path.write_bytes(declaring_parts(path.read_bytes(), 40_000_000))
     with pytest.raises(StoreError) as caught:
         XlsxWorkbook(path).get_cell("Data!C2")
     assert str(caught.value).startswith(f"{path} declares 40,000,000 parts, over the 65,535")

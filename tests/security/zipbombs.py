@@ -80,3 +80,14 @@ def write_zip(path: str, members: list[Member]) -> None:
     )
     with open(path, "wb") as handle:
         handle.write(out)
+
+
+def declaring_parts(data: bytes, parts: int) -> bytes:
+    """The zip ``data`` with a Zip64 end record (and its locator) that says it holds
+    ``parts`` members; its real central directory is left where it is."""
+    end = data.rfind(b"PK\x05\x06")
+    start, size = struct.unpack_from("<2L", data, end + 12)[::-1]
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, parts, parts, size, start)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    tail = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, size, start, 0)
+    return data[:end] + record + locator + tail
