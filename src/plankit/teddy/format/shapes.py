@@ -341,11 +341,11 @@ _MAYBE_RE = re.compile(
 )
 
 
-@lru_cache(maxsize=64)
 def _is_heading(line: str) -> bool:
     return _HEADING_RE.fullmatch(line.rstrip("\r")) is not None
 
 
+@lru_cache(maxsize=64)
 def _fence_lines_re(char: str, length: int) -> re.Pattern[str]:
     """Lines that start with a run of ``char`` at least ``length`` long."""
     return re.compile(rf"^ {{0,3}}{re.escape(char)}{{{length},}}", re.M)
