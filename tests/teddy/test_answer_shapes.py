@@ -449,13 +449,16 @@ def test_a_commented_out_action_is_dropped_whole_and_what_follows_is_read() -> N
         ("# Action Plan\n***\n", "***"),
     ],
 )
-def test_a_comment_or_rule_right_under_a_heading_is_dropped(written: str, dropped: str) -> None:
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_comment_or_rule_right_under_a_heading_is_dropped(
+    written: str, dropped: str, newline: str
+) -> None:
     actions = "### `READ`\n- **Resource:** [docs/guide.md](/docs/guide.md)\n"
     answer, meant = _plan(actions)
     heading = written.split("\n", 1)[0] + "\n"
     answer = answer.replace(heading, written, 1)
-    repaired = _repaired(answer)
+    repaired = _repaired(answer.replace("\n", newline))
     assert dropped not in repaired
     assert repaired == meant.replace(
         heading.replace("# Action", "## Action"), written.replace("# Action", "## Action"), 1
-    ).replace(dropped, "", 1)
+    ).replace(dropped, "", 1).replace("\n", newline)
