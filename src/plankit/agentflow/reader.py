@@ -86,10 +86,7 @@ def _ro_sqlite(path: str) -> SqliteDatabase:
     quiet = _quiet_wal(path)
     try:
         if quiet:
-            conn = sqlite3.connect(
-                _uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None
-            )
-            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            conn = _snapshot(path)
         else:
             conn = sqlite3.connect(_uri(path, "mode=ro"), uri=True, timeout=5, isolation_level=None)
             try:
@@ -99,16 +96,20 @@ def _ro_sqlite(path: str) -> SqliteDatabase:
                 # write there either, so the file is read as it is
                 conn.close()
                 quiet = True
-                conn = sqlite3.connect(
-                    _uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None
-                )
-                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                conn = _snapshot(path)
     except sqlite3.Error as exc:
         raise ControlError(
             "state-unusable", f"cannot read the agentflow database {path} ({first_line(exc)})"
         ) from None
     conn.create_function("now_ms", 0, _now_ms)
     return SnapshotDatabase(conn, path, stamp) if quiet else SqliteDatabase(conn, path, True)
+
+
+def _snapshot(path: str) -> sqlite3.Connection:
+    """The database file read as it is: no lock taken, nothing made beside it."""
+    conn = sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None)
+    conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    return conn
 
 
 def first_line(exc: BaseException) -> str:
@@ -182,13 +183,13 @@ def url_params(url: str) -> dict[str, Any]:
 
 
 def _ro_postgres(url: str) -> Database:
-    from plankit.agentflow.pgstore import PostgresDatabase, safe_url
+    from plankit.agentflow.pgstore import PostgresDatabase, connect_timeout, safe_url
 
     params = url_params(url)
     import psycopg
 
     try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        conn = psycopg.connect(url, autocommit=True, **connect_timeout(url, 10))
         conn.execute("SET default_transaction_read_only = on")
     except Exception as exc:
         first = hide_password(first_line(exc) if str(exc).strip() else "no answer", params)
