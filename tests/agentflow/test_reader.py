@@ -617,3 +617,69 @@ def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
             reader.open_reader(None, f"postgresql://board@/agentflow?host={tmp_path}")
     assert info.value.rule == "state-unusable"
     assert "timeout expired" in info.value.message
+
+
+# SQLite reads ``file:`` names as URIs only when asked to (its default, and that of many
+# builds); Debian's is built to read them so always. The reader must ask for it: a name
+# read literally opens no database (or makes one, read-write, under the working folder).
+_URIS_OFF = """
+import ctypes, sys
+assert ctypes.CDLL(sys.argv[1]).sqlite3_config(17, ctypes.c_int(0)) == 0  # SQLITE_CONFIG_URI
+import sqlite3
+assert sqlite3.connect("file:probe.db?mode=ro", uri=False)  # read literally: made here
+from plankit.agentflow import reader
+if sys.argv[3] == "no -shm":
+    real = sqlite3.connect
+    class NoShm:
+        def execute(self, sql):
+            raise sqlite3.OperationalError("unable to open database file")
+        def close(self):
+            pass
+    sqlite3.connect = lambda name, *a, **k: NoShm() if name.endswith("?mode=ro") else real(name, *a, **k)
+db = reader.open_reader(sys.argv[2], None)
+sqlite3.connect = real if sys.argv[3] == "no -shm" else sqlite3.connect
+print(type(db).__name__, *[s.summary.session.session_id for s in reader.sessions(db)])
+reader.close(db)
+"""
+
+
+def _libsqlite3() -> str:
+    """The SQLite library this Python's ``sqlite3`` module uses."""
+    import _sqlite3  # noqa: F401 -- loads the library
+
+    maps = Path("/proc/self/maps").read_text().split("\n")
+    found = {line.split()[-1] for line in maps if "libsqlite3" in line}
+    if len(found) != 1:
+        pytest.skip("this Python's SQLite is built into its module")
+    return found.pop()
+
+
+@pytest.mark.parametrize("how", ["snapshot", "through its log", "no -shm"])
+def test_a_sqlite_that_reads_file_names_literally_still_opens_the_database_read_only(
+    home: Path, tmp_path: Path, how: str
+) -> None:
+    import subprocess
+    import sys
+
+    import plankit
+
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})
+    if how != "through its log":
+        plane.close()
+    if how == "no -shm":
+        (home / "agentflow.db-wal").write_bytes(b"")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(plankit.__file__).parents[1])}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _URIS_OFF, _libsqlite3(), str(home), how],
+            cwd=work, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        plane.close()
+    assert done.returncode == 0, done.stderr
+    kind = "SqliteDatabase" if how == "through its log" else "SnapshotDatabase"
+    assert done.stdout.split() == [kind, sid]
+    assert _files(work) == ["file:probe.db?mode=ro"]  # only the probe's: nothing else made
