@@ -267,11 +267,23 @@ def test_without_psycopg_the_error_says_which_extra_to_install(
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
-def test_a_server_that_stops_answering_is_given_up_after_half_a_minute(url: str) -> None:
-    db = connect_postgres(url)
+@pytest.mark.parametrize(
+    ("query", "environment", "seconds"),
+    [("", None, "30"), ("&connect_timeout=5", None, "5"), ("", "7", "7"), ("&connect_timeout=5", "7", "5")],
+    ids=["agentctl's", "the URL's", "PGCONNECT_TIMEOUT", "the URL's over PGCONNECT_TIMEOUT"],
+)  # fmt: skip
+def test_a_server_that_stops_answering_is_given_up_after_half_a_minute_unless_told_otherwise(
+    url: str, monkeypatch: pytest.MonkeyPatch, query: str, environment: str | None, seconds: str
+) -> None:
+    # libpq's own default is to wait for ever; a URL or PGCONNECT_TIMEOUT that says how
+    # long (a slow link to a distant server) is heeded
+    if environment is None:
+        monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("PGCONNECT_TIMEOUT", environment)
+    db = connect_postgres(url + query)
     try:
-        # libpq's own default is to wait for ever
-        assert db.conn.info.get_parameters()["connect_timeout"] == "30"
+        assert db.conn.info.get_parameters()["connect_timeout"] == seconds
     finally:
         db.close()
 

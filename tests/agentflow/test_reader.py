@@ -614,9 +614,40 @@ def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
         hung.bind(str(tmp_path / ".s.PGSQL.5432"))
         hung.listen(1)  # never accepted, never answered
         with pytest.raises(ControlError) as info:
-            reader.open_reader(None, f"postgresql://board@/agentflow?host={tmp_path}")
+            # the URL's own timeout (libpq's shortest, 2 s) wins over the board's 10 s
+            url = f"postgresql://board@/agentflow?host={tmp_path}&connect_timeout=2"
+            reader.open_reader(None, url)
     assert info.value.rule == "state-unusable"
     assert "timeout expired" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("query", "environment", "seconds"),
+    [("", None, "10"), ("&connect_timeout=3", None, "3"), ("", "4", "4"), ("&connect_timeout=3", "4", "3")],
+    ids=["the board's", "the URL's", "PGCONNECT_TIMEOUT", "the URL's over PGCONNECT_TIMEOUT"],
+)  # fmt: skip
+def test_the_connection_timeout_is_ten_seconds_unless_the_url_or_libpq_s_variable_sets_one(
+    home: Path,
+    postgres: PostgresServer,
+    monkeypatch: pytest.MonkeyPatch,
+    query: str,
+    environment: str | None,
+    seconds: str,
+) -> None:
+    url = postgres.new_schema()
+    plane = ControlPlane(home, database=url)
+    _session(plane, {"a": []})
+    plane.close()
+    if environment is None:
+        monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("PGCONNECT_TIMEOUT", environment)
+    db = reader.open_reader(None, url + query)
+    assert isinstance(db, PostgresDatabase)
+    try:
+        assert db.conn.info.get_parameters()["connect_timeout"] == seconds
+    finally:
+        reader.close(db)
 
 
 # SQLite reads ``file:`` names as URIs only when asked to (its default, and that of many

@@ -14,6 +14,7 @@ serialization failure between two writers is retried (:meth:`Database.write`).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +140,18 @@ def safe_url(url: str) -> str:
     return make_conninfo(**params)
 
 
+def connect_timeout(url: str, seconds: int) -> dict[str, int]:
+    """psycopg's ``connect_timeout`` argument: ``seconds``, unless the URL or
+    ``$PGCONNECT_TIMEOUT`` sets how long to wait (a keyword argument would override it)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        own = "connect_timeout" in conninfo_to_dict(url)
+    except Exception:
+        own = False  # the connection will say what is wrong with the URL
+    return {} if own or os.environ.get("PGCONNECT_TIMEOUT") else {"connect_timeout": seconds}
+
+
 def require_psycopg() -> Any:
     """The ``psycopg`` module; a one-line error saying how to install it when missing."""
     try:
@@ -156,7 +169,7 @@ def connect_postgres(url: str) -> PostgresDatabase:
     """Connect to the PostgreSQL database ``url``, its schema up to date."""
     psycopg = require_psycopg()
     try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=30)
+        conn = psycopg.connect(url, autocommit=True, **connect_timeout(url, 30))
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or ["no answer"])[0]
         raise ControlError(
