@@ -654,10 +654,13 @@ def test_the_connection_timeout_is_ten_seconds_unless_the_url_or_libpq_s_variabl
 # builds); Debian's is built to read them so always. The reader must ask for it: a name
 # read literally opens no database (or makes one, read-write, under the working folder).
 _URIS_OFF = """
-import ctypes, sys
+import ctypes, os, sys
 assert ctypes.CDLL(sys.argv[1]).sqlite3_config(17, ctypes.c_int(0)) == 0  # SQLITE_CONFIG_URI
 import sqlite3
-assert sqlite3.connect("file:probe.db?mode=ro", uri=False)  # read literally: made here
+here = os.getcwd()
+os.chdir(sys.argv[4])
+assert sqlite3.connect("file:probe.db?mode=ro", uri=False)  # read literally: made there
+os.chdir(here)
 from plankit.agentflow import reader
 if sys.argv[3] == "no -shm":
     real = sqlite3.connect
@@ -705,12 +708,17 @@ def test_a_sqlite_that_reads_file_names_literally_still_opens_the_database_read_
     env = {**os.environ, "PYTHONPATH": str(Path(plankit.__file__).parents[1])}
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _URIS_OFF, _libsqlite3(), str(home), how],
-            cwd=work, env=env, capture_output=True, text=True, timeout=120,
+            [sys.executable, "-c", _URIS_OFF, _libsqlite3(), str(home), how, str(work)],
+            env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
+        db = _open(home)  # and here, where SQLite reads them as URIs whatever it is told
+        try:
+            seen = [s.summary.session.session_id for s in reader.sessions(db)]
+        finally:
+            reader.close(db)
     finally:
         plane.close()
     assert done.returncode == 0, done.stderr
     kind = "SqliteDatabase" if how == "through its log" else "SnapshotDatabase"
-    assert done.stdout.split() == [kind, sid]
+    assert done.stdout.split() == [kind, *seen] == [kind, sid]
     assert _files(work) == ["file:probe.db?mode=ro"]  # only the probe's: nothing else made
