@@ -269,3 +269,90 @@ def test_a_wrapped_plan_that_parses_is_kept_whatever_the_sanitizer_proposes(
     assert answer_to_plan("```markdown\n" + PLAN + "```\n") == Preprocessed(
         PLAN, (Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),)
     )
+
+
+def test_a_wrapping_fence_closed_twice_ends_at_its_first_closing_line() -> None:
+    # a second bare fence right under the first: ending the plan there would leave the
+    # first one as an empty block to close, so the wrapper ends one line higher
+    answer = "```markdown\n" + PLAN + "```\n```\n"
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),
+            Change(36, "dropped the text after the plan's fence (line 36): '```'", "remarks"),
+        ),
+    )
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_remark_and_a_stray_fence_after_the_wrapped_plan_are_dropped(newline: str) -> None:
+    # ending the plan at the stray fence would also give a plan, but only by dropping the
+    # remark as text after the last action: the wrapper's own closing line drops less
+    answer = "```markdown\n" + PLAN + "```\n\nWant me to bump it to 2.0 instead?\n```\n"
+    result = answer_to_plan(answer.replace("\n", newline))
+    assert result == Preprocessed(
+        PLAN.replace("\n", newline),
+        (
+            Change(1, f"{WRAPPER} (closed at line 35)", "wrapper"),
+            Change(37, "dropped the text after the plan's fence (lines 37-38): 'Want me to bump it to 2.0 instead?'", "remarks"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_bare_wrapper_cut_off_inside_its_last_block_keeps_every_action() -> None:
+    # the bare fence of the block in the message could close a bare wrapper, but the
+    # actions under it would then be cut off with the answer's end
+    message = "### `CHAT_WITH_USER`\nThe old test failed:\n\n```text\nerror: no module named app\n```\n\nShall I go on?\n"
+    plan = HEAD + message + "\n" + CREATE
+    answer = "```\n" + plan.removesuffix("```\n")
+    assert answer_to_plan(answer) == Preprocessed(
+        plan,
+        (
+            Change(1, "dropped the ``` fence wrapped around the plan (never closed)", "wrapper"),
+            Change(34, "the block opened here never closed: inserted the closing fence ``` after line 35", "fence"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_wrapped_plan_whose_markdown_block_is_never_closed_keeps_the_action_after_it() -> None:
+    # the wrapper and the README block both open with four backticks; read as the end of
+    # that block, the wrapper's closing fence would swallow the INVOKE into the README
+    readme = "````markdown\n# Usage\n\n```shell\napp --version\n```\n\n"
+    create = CREATE.replace("src/app/version.py", "docs/usage.md").replace("```python\nVERSION = \"1.2.0\"\n```\n", readme)
+    invoke = "### `INVOKE`\n- **Agent:** Reviewer\n\nPlease review the usage page.\n"
+    answer = "````markdown\n" + HEAD + create + invoke + "````\n\nI can add a changelog entry too if you like.\n"
+    closed = create.replace("```\n\n", "```\n````\n\n")
+    assert answer_to_plan(answer) == Preprocessed(
+        HEAD + closed + invoke,
+        (
+            Change(1, "dropped the ````markdown fence wrapped around the plan (closed at line 36)", "wrapper"),
+            Change(25, "the block opened here never closed: inserted the closing fence ```` after line 30", "fence"),
+            Change(38, "dropped the text after the plan's fence (line 38): 'I can add a changelog entry too if you …'", "remarks"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_wrapped_plan_cut_off_inside_a_heredoc_is_not_ended_at_a_fence_in_it() -> None:
+    # the answer stops inside the last block, whose here-document holds a fenced
+    # example; ending the wrapper at that example's closing fence would put the
+    # command's next line after the plan, with nothing set apart
+    notes = (
+        "### `EXECUTE`\n"
+        "- **Description:** Write the usage notes.\n"
+        "- **Expected Outcome:** docs/usage.md exists.\n"
+        "````shell\n"
+        "cat > docs/usage.md <<'EOF'\n"
+        "Run it:\n"
+        "```\n"
+        "app --version\n"
+        "```\n"
+        "EOF\n"
+    )
+    answer = "```markdown\n" + HEAD + CREATE + "\n" + notes
+    assert answer_to_plan(answer) == Preprocessed(
+        HEAD + CREATE + "\n" + notes + "````\n",
+        (
+            Change(1, f"{WRAPPER} (never closed)", "wrapper"),
+            Change(32, "the block opened here never closed: inserted the closing fence ```` after line 38", "fence"),
+        ),
+    )  # fmt: skip
