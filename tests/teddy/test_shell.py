@@ -320,3 +320,28 @@ def test_a_program_given_with_its_arguments_runs_without_a_shell(tmp_path: Path)
     output, _ = proc.communicate(timeout=60)
     assert launch.finish(proc.returncode, stopped_early=False) == (0, 0)
     assert output == b"$HOME|a b|*|"
+
+
+def test_a_quiet_command_is_waited_on_without_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a build or a test run that prints nothing for minutes: where there is a pidfd,
+    # teddy sleeps until the command prints or ends, not waking twenty times a second
+    import selectors
+
+    waits: list[float | None] = []
+
+    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        def select(self, timeout: float | None = None) -> list[Any]:
+            waits.append(timeout)
+            return super().select(timeout)
+
+    own = shell._pidfd(os.getpid())
+    if own is None:
+        pytest.skip("this system has no pidfd")
+    os.close(own)
+    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
+    result = run_command("sleep 2", cwd=tmp_path)
+    assert result.exit_code == 0
+    # the end itself: the pidfd, and the pipes' end of file (a few wake-ups at most)
+    assert 1 <= len(waits) <= 6, waits
