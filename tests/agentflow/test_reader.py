@@ -109,6 +109,8 @@ def test_a_database_an_agent_has_open_is_read_through_its_log(home: Path) -> Non
     db = _open(home)
     try:
         assert not isinstance(db, reader.SnapshotDatabase)
+        # a writer's lock is waited on for 5 s (docs/board.md), not SQLite's 0
+        assert db.conn.execute("PRAGMA busy_timeout").fetchone() == (5000,)
         plane.set_topic("seen at once", sid)
         assert reader.sessions(db)[0].summary.session.topic == "seen at once"
         assert db.usable(False) and not db.usable(True)
