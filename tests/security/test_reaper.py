@@ -69,11 +69,10 @@ def supervisor(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
 
 def _main(argv: list[str]) -> int:
-    """``reaper.main(argv)`` in this process; under pytest-xdist in a forked child, so
-    that the stop signals the tests' commands send their supervisor never reach a
-    worker process."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return reaper.main(argv)
+    """``reaper.main(argv)`` in a forked child, as teddy runs it in a process of its own:
+    the stop signals the tests' commands send their supervisor never reach the test
+    runner, and a ``main`` that went wrong (the command exec'd in its place) cannot take
+    the test runner's process with it."""
     pid = os.fork()
     if pid == 0:
         code = 1
