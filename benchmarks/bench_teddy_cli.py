@@ -9,11 +9,15 @@ plankit keeps its durability here: every action's bytes reach the disk before th
 takes its name, with one file system sync per run of up to 128 writes (docs/security.md,
 "What reaches the disk").  teddy-cli 0.2.1 writes its files without flushing them.
 
-A third process makes the same directories and files with plain writes (no check, no
-temporary file, no flush): what the file system's ~2,000 creations cost a naive writer.
-It is a reference, not a floor: plankit, which opens each directory once and writes
-through it, has measured faster than it on a quiet disk (the detail says by how
-much).
+Two more processes are references, in the detail.  One makes the same directories and
+files with plain writes (no check, no temporary file, no flush): what the file
+system's ~2,000 creations cost a naive writer.  plankit, which opens each directory once
+and writes through it, has measured faster than it on a quiet disk.  The other does
+only what plankit's durability needs and nothing else (no plan, no check, no report):
+each directory opened once, each file's bytes in a temporary file beside it, one
+``syncfs`` per 128 files before they take their names by a hard link, as plankit's
+grouped writes do.  It is the floor of this goal: plankit can come no closer to
+teddy-cli than that process does.
 
 teddy-cli is not a dependency of plankit.  ``python benchmarks/bench_teddy_cli.py
 --install`` puts teddy-cli 0.2.1 from PyPI in a virtual environment of its own under
@@ -91,6 +95,43 @@ for path, body in json.load(open("files.json")).items():
 the ~2,000 directory and file creations."""
 
 
+DURABLE = """
+import ctypes, json, os
+syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+root = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+syncfs(root)
+staged = []
+def publish():
+    syncfs(root)
+    for dfd, tmp, name in staged:
+        os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.unlink(tmp, dir_fd=dfd)
+        os.close(dfd)
+    staged.clear()
+for i, (path, body) in enumerate(json.load(open("files.json")).items()):
+    *folders, name = path.split("/")
+    dfd = os.dup(root)
+    for folder in folders:
+        try:
+            os.mkdir(folder, dir_fd=dfd)
+        except FileExistsError:
+            pass
+        sub = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+        os.close(dfd)
+        dfd = sub
+    tmp = f".{name}.{i:08x}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=dfd)
+    os.write(fd, body.encode())
+    os.close(fd)
+    staged.append((dfd, tmp, name))
+    if len(staged) == 128:
+        publish()
+publish()
+syncfs(root)
+"""
+"""The durable floor: only what plankit's durability needs (see the module docstring)."""
+
+
 def _time(argv: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
@@ -110,11 +151,12 @@ def measure(rounds: int = 3) -> list[Result]:
     require(Path(ours).exists(), "no teddy script next to this Python; pip install -e .")
     text = _plan()
     log(f"1,000-action plan ({len(text) / 1e6:.1f} MB) vs teddy-cli: {rounds} rounds …")
-    times: dict[str, list[float]] = {"plankit": [], "teddy-cli": [], "floor": []}
+    times: dict[str, list[float]] = {"plankit": [], "teddy-cli": [], "floor": [], "durable": []}
     commands = {
         "plankit": [ours, "execute", "plan.md", "-y"],
         "teddy-cli": [str(theirs), "execute", "plan.md", "-y", "--no-copy"],
         "floor": [sys.executable, "-I", "-S", "-c", FLOOR],
+        "durable": [sys.executable, "-I", "-S", "-c", DURABLE],
     }
     files = json.dumps(_files())
     for r in range(rounds + 1):  # the first round warms caches and is not counted
@@ -130,13 +172,16 @@ def measure(rounds: int = 3) -> list[Result]:
                 times[name].append(elapsed)
     ours_t, theirs_t = statistics.median(times["plankit"]), statistics.median(times["teddy-cli"])
     floor_t = statistics.median(times["floor"])
+    durable_t = statistics.median(times["durable"])
     return [
         Result(
             f"execute -y, {N} CREATE: plankit ÷ teddy-cli {VERSION}",
             ours_t / theirs_t,
             1 / 3,
             f"{ours_t * 1e3:.0f} ms ÷ {theirs_t * 1e3:.0f} ms; a plain writer of the same "
-            f"files {floor_t * 1e3:.0f} ms (plankit ÷ it {ours_t / floor_t:.2f})",
+            f"files {floor_t * 1e3:.0f} ms (plankit ÷ it {ours_t / floor_t:.2f}); the durable "
+            f"floor {durable_t * 1e3:.0f} ms (it ÷ teddy-cli {durable_t / theirs_t:.2f}, "
+            f"plankit ÷ it {ours_t / durable_t:.2f})",
         ),
     ]
 
