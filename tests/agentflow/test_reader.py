@@ -615,9 +615,9 @@ def test_a_server_that_never_answers_is_given_up_on(tmp_path: Path) -> None:
     with socket.socket(socket.AF_UNIX) as hung:
         hung.bind(str(tmp_path / ".s.PGSQL.5432"))
         hung.listen(1)  # never accepted, never answered
+        # the URL's own timeout (libpq's shortest, 2 s) wins over the board's 10 s
+        url = f"postgresql://board@/agentflow?host={tmp_path}&connect_timeout=2"
         with pytest.raises(ControlError) as info:
-            # the URL's own timeout (libpq's shortest, 2 s) wins over the board's 10 s
-            url = f"postgresql://board@/agentflow?host={tmp_path}&connect_timeout=2"
             reader.open_reader(None, url)
     assert info.value.rule == "state-unusable"
     assert "timeout expired" in info.value.message

@@ -318,9 +318,17 @@ def test_a_wrapped_plan_whose_markdown_block_is_never_closed_keeps_the_action_af
     # the wrapper and the README block both open with four backticks; read as the end of
     # that block, the wrapper's closing fence would swallow the INVOKE into the README
     readme = "````markdown\n# Usage\n\n```shell\napp --version\n```\n\n"
-    create = CREATE.replace("src/app/version.py", "docs/usage.md").replace("```python\nVERSION = \"1.2.0\"\n```\n", readme)
+    create = CREATE.replace("src/app/version.py", "docs/usage.md").replace(
+        '```python\nVERSION = "1.2.0"\n```\n', readme
+    )
     invoke = "### `INVOKE`\n- **Agent:** Reviewer\n\nPlease review the usage page.\n"
-    answer = "````markdown\n" + HEAD + create + invoke + "````\n\nI can add a changelog entry too if you like.\n"
+    answer = (
+        "````markdown\n"
+        + HEAD
+        + create
+        + invoke
+        + "````\n\nI can add a changelog entry too if you like.\n"
+    )
     closed = create.replace("```\n\n", "```\n````\n\n")
     assert answer_to_plan(answer) == Preprocessed(
         HEAD + closed + invoke,

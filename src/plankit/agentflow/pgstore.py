@@ -140,7 +140,7 @@ def safe_url(url: str) -> str:
     return make_conninfo(**params)
 
 
-def connect_timeout(url: str, seconds: int) -> dict[str, int]:
+def connect_timeout(url: str, seconds: int) -> dict[str, Any]:
     """psycopg's ``connect_timeout`` argument: ``seconds``, unless the URL or
     ``$PGCONNECT_TIMEOUT`` sets how long to wait (a keyword argument would override it)."""
     from psycopg.conninfo import conninfo_to_dict
