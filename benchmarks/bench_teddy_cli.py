@@ -5,6 +5,13 @@ The plan has 1,000 CREATE actions of files of about a kilobyte each (a plan of a
 execute plan.md -y``) on a fresh copy of the same empty project, in interleaved rounds,
 as whole processes.  Target ≤ 1/3: plankit at least three times as fast.
 
+Each process starts after a ``sync``, with nothing left for the disk from the run before
+it.  A file system sync writes out everything pending on that file system, whoever wrote
+it; without the ``sync`` plankit's would also write out the ~1,000 files teddy-cli left in
+memory a moment before (and the previous round's deletions), and the ratio would measure
+the order of the rounds, not plankit.  teddy-cli's own files still reach the disk after
+its process ends, outside its time: that is what not flushing buys it.
+
 plankit keeps its durability here: every action's bytes reach the disk before the file
 takes its name, with one file system sync per run of up to 128 writes (docs/security.md,
 "What reaches the disk").  teddy-cli 0.2.1 writes its files without flushing them.
@@ -166,6 +173,7 @@ def measure(rounds: int = 3) -> list[Result]:
                 project = Path(tmp)
                 (project / "plan.md").write_text(text, encoding="utf-8")
                 (project / "files.json").write_text(files, encoding="utf-8")
+                os.sync()  # start from a clean page cache: see the module docstring
                 elapsed = _time(commands[name], project)
                 shutil.rmtree(project / "pkg", ignore_errors=True)
             if r:
