@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from plankit.errors import InputError
+from plankit.protected_paths import protected_by, protected_links
 from plankit.teddy.format.model import Create, Edit, EditPair, Read, Resource
 from plankit.teddy.format.parse import parse_plan
 from plankit.teddy.run import protect
@@ -23,7 +24,7 @@ from plankit.teddy.run.approval import ShowOnly
 from plankit.teddy.run.protect import hard_link_check
 from plankit.teddy.run.validate import Workspace, validate_plan
 from plankit.teddy.session.config import Config, load_config
-from plankit.workspace import PathRefused, protected_by, protected_links
+from plankit.workspace import PathRefused
 from tests.security.helpers import create, edit, plan, read, snapshot, start_session, teddy
 
 GIT_CONFIG = "[core]\n\trepositoryformatversion = 0\n"

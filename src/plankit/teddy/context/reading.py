@@ -88,7 +88,7 @@ class Resolver:
 
     def protected_rule(self, real: str) -> str | None:
         """The rule that protects the real path ``real`` (inside the root), or None."""
-        from plankit.workspace import protected_by
+        from plankit.protected_paths import protected_by
 
         rel = os.path.relpath(real, self.root).replace(os.sep, "/")
         return protected_by(rel, self.rules) if rel != "." else None
@@ -98,7 +98,7 @@ class Resolver:
         if st.st_nlink < 2 or not self.rules:
             return False
         if self._links is None:
-            from plankit.workspace import protected_links
+            from plankit.protected_paths import protected_links
 
             self._links = protected_links(Path(self.root), self.rules)
         return (st.st_dev, st.st_ino) in self._links

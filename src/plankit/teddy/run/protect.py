@@ -5,7 +5,7 @@ By default CREATE and EDIT may not touch ``.git`` (a hook, or ``core.fsmonitor``
 (TeDDy's config, sessions and memos), at any depth; READ, EDIT and handoff resources
 may not reach ``.git`` (remote URLs can carry credentials).  Validation refuses such a
 plan; execution checks again before each write.  The rules are globs
-(:func:`plankit.workspace.protected_by`); the path is checked as written and, when it
+(:func:`plankit.protected_paths.protected_by`); the path is checked as written and, when it
 goes through a symbolic link inside the project, where it leads.  A file read that is
 a protected file under another name (a hard link) is refused too.
 """
@@ -16,8 +16,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from plankit.protected_paths import protected_by, protected_links
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, protected_by, protected_links, real_root, shorten
+from plankit.workspace import PathRefused, real_root, shorten
 
 CODE = "protected-path"
 """The code of a refusal (in the report, ``--json`` and the re-plan message)."""

@@ -106,7 +106,7 @@ class Config:
     network_allow_networks: tuple[str, ...] = ()
     """Address ranges (``10.0.0.0/8``, ``::1``) URL reads may reach."""
     protected_write: tuple[str, ...] = PROTECTED_WRITE
-    """Path rules plans may not CREATE or EDIT (:func:`plankit.workspace.protected_by`)."""
+    """Path rules plans may not CREATE or EDIT (:func:`plankit.protected_paths.protected_by`)."""
     protected_read: tuple[str, ...] = PROTECTED_READ
     """Path rules plans may not READ, EDIT or hand off."""
 
@@ -221,7 +221,7 @@ def load_config(root: Path) -> Config:
 
 def _rules(key: str, value: object, path: Path) -> tuple[str, ...]:
     """A list of protected-path rules, each checked."""
-    from plankit.workspace import check_rule
+    from plankit.protected_paths import check_rule
 
     if not isinstance(value, list):
         raise InputError(
