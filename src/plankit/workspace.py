@@ -25,8 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from fnmatch import fnmatchcase
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from plankit import syncing
@@ -88,11 +87,7 @@ def check_path(path: str) -> tuple[str, str] | None:
         return "path-refused", "the path contains a NUL byte"
     if path.startswith("~"):
         return "path-refused", "paths starting with ~ are refused; give a path inside the project"
-    if (
-        path.startswith(("/", "\\"))
-        or Path(path).is_absolute()
-        or (len(path) > 1 and path[1] == ":")
-    ):
+    if path.startswith(("/", "\\")) or os.path.isabs(path) or (len(path) > 1 and path[1] == ":"):
         return (
             "path-refused",
             "absolute paths are refused; give a path relative to the project root",
@@ -165,6 +160,23 @@ def _within(path: str, top: str) -> bool:
     return path == top or path.startswith(top if top.endswith(os.sep) else top + os.sep)
 
 
+def _walk_plain(top: str, names: list[str]) -> str | None:
+    """What ``resolve`` gives for ``names`` under resolved ``top`` when none of them is a
+    symbolic link, looking only below ``top`` and only down to the first name missing
+    (nothing under it exists); None at a symbolic link, which ``Path.resolve`` follows."""
+    if os.sep != "/":
+        return None
+    here = top.rstrip("/")
+    for depth, name in enumerate(names):
+        here = f"{here}/{name}"
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return None
+        except OSError:  # missing, or under a file: the rest is as written
+            return "/".join([here, *names[depth + 1 :]])
+    return here or "/"
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -177,11 +189,13 @@ def resolve(root: Path, path: str) -> Path:
         raise _refuse(path, *problem)
     real_top = real_root(root)
     _check_length(real_top, path)
-    candidate = real_top / path
+    walked = _walk_plain(os.fspath(real_top), components(path))
+    if walked is not None:
+        return Path(walked)
     # resolve() follows every symlink that exists along the way; what does not exist
     # yet is appended as written (and has no '..' by the check above).
     try:
-        real = candidate.resolve()
+        real = (real_top / path).resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (3.11)
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symlink loop"
         raise _refuse(path, "path-refused", f"cannot be resolved ({why}); refused") from None
@@ -204,96 +218,6 @@ def is_inside(root: Path, path: Path) -> bool:
     real_root = root.resolve()
     real = Path(os.path.realpath(path))
     return real == real_root or real_root in real.parents
-
-
-# -- protected paths ---------------------------------------------------------------
-
-
-def _fold(name: str) -> str:
-    # Letter case and trailing dots and spaces do not tell names apart on the
-    # case-insensitive file systems of macOS and Windows: `.GIT` and `.git.` are `.git`
-    # there.  Folding everywhere refuses a little more on Linux, never less anywhere.
-    return name.rstrip(". ").casefold() or name
-
-
-def check_rule(rule: str) -> str | None:
-    """Why ``rule`` is not a usable protected-path rule, or None when it is."""
-    if not isinstance(rule, str) or not rule.strip("/ "):
-        return "a rule must be a non-empty path pattern such as '.git' or 'secrets/**'"
-    if "\0" in rule or ".." in rule.replace("\\", "/").split("/"):
-        return f"'{rule}' cannot be a rule: NUL bytes and '..' are not allowed"
-    return None
-
-
-def _rule_parts(rule: str) -> list[str]:
-    text = rule.strip().replace("\\", "/")
-    anchored = "/" in text.rstrip("/")
-    parts = [_fold(p) if p != "**" else p for p in components(text)]
-    return parts if anchored else ["**", *parts]
-
-
-def _matches_a_prefix(rule: list[str], names: list[str]) -> bool:
-    """Whether ``rule`` matches ``names`` or a directory above them (no recursion:
-    one pass per rule component over the path)."""
-    count = len(names)
-    reach = [True] + [False] * count  # reach[j]: the rule so far matches names[:j]
-    for part in rule:
-        if part == "**":
-            seen = False
-            new = []
-            for ok in reach:
-                seen = seen or ok
-                new.append(seen)
-        else:
-            new = [False] + [
-                reach[j - 1] and fnmatchcase(names[j - 1], part) for j in range(1, count + 1)
-            ]
-        reach = new
-    return any(reach[1:])
-
-
-def protected_by(path: str, rules: Iterable[str]) -> str | None:
-    """The first of ``rules`` that protects root-relative ``path``, or None.
-
-    A rule is a glob: ``*`` any characters within a name, ``?`` one, ``[abc]`` one of
-    those, ``**`` any number of directories.  A rule without a slash matches a name at
-    any depth (``.git`` protects ``.git/config`` and ``sub/.git/hooks/x``); a rule with
-    one is matched from the project root (``.teddy/config.yaml``, ``/secrets/*.pem``).
-    A rule that matches a directory protects everything under it.  Letter case does not
-    matter.
-    """
-    names = [_fold(name) for name in components(path)]
-    if not names:
-        return None
-    for rule in rules:
-        if _matches_a_prefix(_rule_parts(rule), names):
-            return rule
-    return None
-
-
-def protected_links(root: Path, rules: Sequence[str]) -> set[tuple[int, int]]:
-    """(device, inode) of each file under ``root`` that ``rules`` protect: a file with
-    one of these, under another name, is a hard link to a protected file.  Symbolic links
-    are not followed; unreadable directories are skipped."""
-    found: set[tuple[int, int]] = set()
-    if not rules:
-        return found
-    base = os.fspath(root)
-    for dirpath, _dirnames, filenames in os.walk(base):
-        rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        whole = bool(rel_dir) and protected_by(rel_dir, rules) is not None
-        for name in filenames:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if not whole and protected_by(rel, rules) is None:
-                continue
-            try:
-                st = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):  # whatever its link count now: it may change
-                found.add((st.st_dev, st.st_ino))
-    return found
 
 
 # -- checking and acting in one step -----------------------------------------------

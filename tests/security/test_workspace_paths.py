@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from plankit.protected_paths import check_rule, protected_by, protected_links
 from plankit.workspace import (
     PathRefused,
     check_path,
     check_relative,
-    check_rule,
     components,
     find_root,
     is_inside,
-    protected_by,
-    protected_links,
     relative,
     resolve,
     shorten,
@@ -122,6 +120,53 @@ def test_resolve_gives_the_real_path_inside_the_root(root: Path) -> None:
     assert resolve(root, "new/dir/file.md") == real / "new" / "dir" / "file.md"
     assert resolve(root, ".") == real
     assert resolve(root, "./src/.") == real / "src"
+
+
+def test_resolve_answers_as_path_resolve_does_for_what_a_plan_names(tmp_path: Path) -> None:
+    # a thesis project: files, folders, links inside it, and paths not made yet
+    root = tmp_path / "thesis-LaTeX"
+    (root / "chapters" / "intro").mkdir(parents=True)
+    (root / "chapters" / "intro" / "main.tex").write_text("\\section{Intro}\n")
+    (root / "README.md").write_text("# Thesis\n")
+    (root / "current").symlink_to("chapters/intro", target_is_directory=True)
+    (root / "main.tex").symlink_to("chapters/intro/main.tex")
+    (root / "draft.tex").symlink_to("chapters/draft.tex")  # dangling
+    for path in (
+        "chapters/intro/main.tex",
+        "chapters/intro/figures/plot.pdf",
+        "appendix/a/proofs.tex",
+        "README.md",
+        "README.md/notes.txt",
+        "./chapters//intro/",
+        "current/main.tex",
+        "current/new.tex",
+        "main.tex",
+        "draft.tex",
+        ".",
+    ):
+        assert resolve(root, path) == (root / path).resolve(), path
+
+
+def test_resolving_looks_only_below_the_root_and_down_to_the_first_missing_name(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = root.resolve()
+    resolve(root, "src/app.py")  # the root itself is resolved once per process
+    looked: list[str] = []
+    lstat = os.lstat
+
+    def counted(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counted)
+    assert resolve(root, "src/new/deeper/file.py") == real / "src/new/deeper/file.py"
+    assert looked == [f"{real}/src", f"{real}/src/new"]
+
+
+def test_the_file_system_root_as_project_root_resolves_as_itself() -> None:
+    assert resolve(Path("/"), ".") == Path("/")
+    assert resolve(Path("/"), "./") == Path("/")
 
 
 def test_a_root_reached_through_a_symbolic_link_keeps_its_paths_inside(

@@ -26,6 +26,7 @@ Files created or edited earlier in the plan are seen by later actions.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +122,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
             case Create(path=path, content=content):
                 target = inside(path, write=True)
                 if target is not None:
-                    if target in overlay or target.exists() or target.is_symlink():
+                    if target in overlay or os.path.lexists(target):  # a dangling link too
                         fail(
                             "the file already exists; use EDIT to change it",
                             path,
