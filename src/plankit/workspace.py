@@ -25,7 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from plankit import syncing
@@ -278,10 +278,10 @@ def _open_dir(name: str, dir_fd: int, path: str, shown: str) -> int:
         ) from None
 
 
-@contextlib.contextmanager
-def _held_directory(root: Path, names: list[str], path: str, *, create: bool) -> Iterator[int]:
+def _held_directory(root: Path, names: list[str], path: str, *, create: bool) -> int:
     """A descriptor of the directory that holds ``names[-1]``, reached from the root
-    one name at a time without following symbolic links (created when ``create``)."""
+    one name at a time without following symbolic links (created when ``create``); the
+    caller closes it."""
     fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     try:
         for depth, name in enumerate(names[:-1], 1):
@@ -300,9 +300,10 @@ def _held_directory(root: Path, names: list[str], path: str, *, create: bool) ->
                 step = _open_dir(name, fd, path, shown)
             os.close(fd)
             fd = step
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def _names(root: Path, path: str) -> list[str]:
@@ -366,9 +367,14 @@ def stage_inside(
     if not HAVE_DIR_FD:
         return None
     name = names[-1]
-    with _held_directory(root, names, path, create=True) as dir_fd:
+    dir_fd = _held_directory(root, names, path, create=True)
+    try:
         _check_target(name, dir_fd, path, exclusive=exclusive)
-        return stage_bytes(name, data, dir_fd=os.dup(dir_fd), exclusive=exclusive, owned_dir=True)
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    # the write holds the directory from here, and closes it however it ends
+    return stage_bytes(name, data, dir_fd=dir_fd, exclusive=exclusive, owned_dir=True)
 
 
 def read_inside(
@@ -384,14 +390,16 @@ def read_inside(
     if not HAVE_DIR_FD:  # checked, then opened by name
         return _read_open(os.open(resolve(root, path), flags & ~_O_NOFOLLOW), check)
     name = names[-1]
-    with _held_directory(root, names, path, create=False) as dir_fd:
-        try:
-            fd = os.open(name, flags, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise _symlink_refusal(path, path) from None
-            raise
-        return _read_open(fd, check)
+    dir_fd = _held_directory(root, names, path, create=False)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _symlink_refusal(path, path) from None
+        raise
+    finally:
+        os.close(dir_fd)
+    return _read_open(fd, check)
 
 
 def _read_open(fd: int, check: Callable[[os.stat_result], None] | None) -> bytes:

@@ -241,7 +241,8 @@ def _create(
     action: Create, rt: Runtime, started: float, staged: list[StagedWrite] | None
 ) -> ActionResult:
     target = _target(rt, action.path, read=False)
-    if rt.files.exists(target):
+    # on the local disk the write itself refuses an existing file (FileExistsError)
+    if not isinstance(rt.files, LocalFiles) and rt.files.exists(target):
         return _failed(action, started, EXISTS)
     text = file_text(action.content)
     try:
