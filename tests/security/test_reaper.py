@@ -246,6 +246,25 @@ def test_ctrl_c_or_a_hangup_stops_the_command_the_same_way(
     assert status["exit"] == -signal.SIGTERM
 
 
+def test_after_a_stop_signal_the_leftovers_grace_runs_from_the_signal(
+    tmp_path: Path, supervisor: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the shell takes half a second to shut down: what it leaves gets the rest of the
+    # 2 s that SIGTERM started, not 2 s more (teddy kills the supervisor 6 s after it)
+    real = reaper.stop_leftovers
+    left = tmp_path / "left"
+
+    def recorded(term_until: float) -> int:
+        left.write_text(f"{term_until - time.monotonic()}\n")  # in the supervisor
+        return real(term_until)
+
+    monkeypatch.setattr(reaper, "stop_leftovers", recorded)
+    command = "trap 'sleep 0.5; exit 0' TERM; kill -TERM $PPID; while :; do sleep 0.1; done"
+    status = _supervise(command, tmp_path)
+    assert (status["exit"], status["stopped"]) == (0, 0)
+    assert float(left.read_text()) <= reaper.GRACE - 0.4
+
+
 def test_a_command_ignoring_sigterm_is_killed_after_the_grace(
     tmp_path: Path, supervisor: list[int]
 ) -> None:
@@ -384,6 +403,34 @@ def test_stop_leftovers_stops_each_generation_and_counts_them(
     supervisor.append(grandchild)
     assert reaper.stop_leftovers(time.monotonic() + reaper.GRACE) == 2
     assert reaper.children() == []
+    wait_gone([parent.pid, grandchild])
+
+
+def test_between_rounds_the_supervisor_waits_at_most_20_ms_for_a_childs_end(
+    tmp_path: Path, supervisor: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an orphan whose parent was just stopped sends the supervisor no SIGCHLD when it
+    # ends: the next round must come soon, not wait for a signal that never comes
+    waits: list[float] = []
+    sigtimedwait = signal.sigtimedwait
+
+    def recorded(signals: list[int], timeout: float) -> object:
+        waits.append(timeout)
+        return sigtimedwait(signals, timeout)
+
+    monkeypatch.setattr(signal, "sigtimedwait", recorded)
+    assert reaper.become_subreaper()
+    parent = _spawn(
+        supervisor,
+        SHELL,
+        "-c",
+        f"sleep 1234 & echo $! > {shlex.quote(str(tmp_path / 'grandchild'))}; wait",
+        start_new_session=True,
+    )
+    grandchild = int(_wait_for_file(tmp_path / "grandchild"))
+    supervisor.append(grandchild)
+    assert reaper.stop_leftovers(time.monotonic() + reaper.GRACE) == 2
+    assert waits and max(waits) <= 0.02, waits
     wait_gone([parent.pid, grandchild])
 
 

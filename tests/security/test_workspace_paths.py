@@ -400,6 +400,8 @@ def test_a_rule_anchored_at_the_root_protects_a_file_there(root: Path) -> None:
 def test_a_project_at_the_file_system_root_holds_every_path() -> None:
     """With ``/`` as the project (a container's whole disk), paths under it are inside."""
     assert resolve(Path("/"), "tmp") == Path("/tmp").resolve()
+    # Debian's merged /usr: /bin is a link to usr/bin, which stays inside /
+    assert resolve(Path("/"), "bin/sh") == Path("/bin/sh").resolve()
 
 
 def test_a_relative_root_is_resolved_from_the_current_directory_each_time(

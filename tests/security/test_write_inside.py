@@ -211,6 +211,27 @@ def test_a_directory_another_writer_makes_at_the_same_time_is_used(
     assert (root / "a" / "b" / "c.txt").read_bytes() == b"mine\n"
 
 
+def test_a_link_swapped_in_for_a_directory_just_made_is_refused(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process replaces the folder the moment it is made with a link leading out
+    root, outside = dirs
+    real = os.mkdir
+
+    def then_swapped(name: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real(name, mode, dir_fd=dir_fd)
+        os.rmdir(name, dir_fd=dir_fd)
+        os.symlink(outside, name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", then_swapped)
+    with pytest.raises(PathRefused) as caught:
+        write_inside(root, "build/out/report.txt", b"pwned")
+    monkeypatch.undo()
+    assert (caught.value.code, caught.value.path) == ("path-refused", "build/out/report.txt")
+    assert caught.value.detail.startswith("'build' is a symbolic link (it may have")
+    assert os.listdir(outside) == []
+
+
 def test_a_read_creates_no_directory(dirs: tuple[Path, Path]) -> None:
     root, _ = dirs
     with pytest.raises(FileNotFoundError):

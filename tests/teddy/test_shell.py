@@ -345,3 +345,26 @@ def test_a_quiet_command_is_waited_on_without_polling(
     assert result.exit_code == 0
     # the end itself: the pidfd, and the pipes' end of file (a few wake-ups at most)
     assert 1 <= len(waits) <= 6, waits
+
+
+def test_a_library_caller_gets_the_ten_minutes_a_plans_execute_gets() -> None:
+    # run_command's own default is execute.timeout's (docs/teddy-sessions.md)
+    import inspect
+
+    from plankit.teddy.session.config import Config
+
+    default = inspect.signature(run_command).parameters["timeout"].default
+    assert default == Config().execute_timeout == 600
+
+
+@pytest.mark.skipif(not shell.SUPERVISE, reason="the supervisor runs on Linux only")
+def test_a_supervisor_that_does_not_end_is_killed_once_its_graces_and_two_seconds_are_over() -> (
+    None
+):
+    # after its SIGTERM the supervisor gives the shell 2 s, then what it left 2 s; teddy
+    # sends SIGKILL 2 s after that (docs/security.md), not before it could finish
+    launch = shell.Launch("true")
+    try:
+        assert launch.grace == 6.0
+    finally:
+        launch.close()

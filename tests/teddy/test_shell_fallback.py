@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,6 +89,47 @@ def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
     cleanup.extend(recorded_pids(tmp_path / "pids"))
     assert result.exit_code == 0 and result.stopped >= 1
     assert not (tmp_path / "server.lock").exists()  # it ran its trap before the SIGKILL
+
+
+def test_without_the_supervisor_a_leftover_shutting_down_is_looked_at_every_20_ms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+) -> None:
+    # its end is not a child's end that can be waited for: the group is looked at
+    # between short naps, so the action ends soon after the leftover does
+    monkeypatch.setattr(shell, "SUPERVISE", False)
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        time.sleep(seconds)
+
+    monkeypatch.setattr(shell, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=nap))
+    server = 'trap "sleep 0.3; exit 0" TERM; touch up; while :; do sleep 0.1; done'
+    command = f"sh -c '{server}' & echo $! > pids; until [ -e up ]; do sleep 0.01; done"
+    result = shell.run_command(command, cwd=tmp_path)
+    cleanup.extend(recorded_pids(tmp_path / "pids"))
+    assert result.exit_code == 0 and result.stopped >= 1
+    assert naps and max(naps) <= 0.02, naps
+
+
+def test_without_a_pidfd_the_end_of_a_quiet_command_is_looked_for_every_50_ms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # older kernels and macOS: nothing wakes teddy when the shell ends, so it looks
+    import selectors
+
+    waits: list[float | None] = []
+
+    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        def select(self, timeout: float | None = None) -> list[Any]:
+            waits.append(timeout)
+            return super().select(timeout)
+
+    monkeypatch.setattr(shell, "_pidfd", lambda pid: None)
+    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
+    result = shell.run_command("sleep 0.3", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert waits and all(w is not None and w <= 0.05 for w in waits), waits
 
 
 def test_without_the_supervisor_a_timeout_also_stops_a_leftover_deaf_to_sigterm(
