@@ -4,6 +4,7 @@ sessions, timelines, commits and texts a board shows."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import time
@@ -114,6 +115,32 @@ def test_a_database_an_agent_has_open_is_read_through_its_log(home: Path) -> Non
         plane.set_topic("seen at once", sid)
         assert reader.sessions(db)[0].summary.session.topic == "seen at once"
         assert db.usable(False) and not db.usable(True)
+    finally:
+        reader.close(db)
+        plane.close()
+
+
+def test_a_database_whose_first_bytes_cannot_be_read_is_not_taken_for_a_quiet_one(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the look at its header fails (the board out of file descriptors for a moment):
+    # nothing then says no agent writes it, so it is read through its log, where an
+    # agent's last change still is, not as a snapshot of the file alone
+    plane = ControlPlane(home)
+    sid = _session(plane, {"a": []})  # the plane keeps its connection: -wal exists
+    plane.set_topic("only in the log", sid)
+    real_open = open
+
+    def out_of_descriptors(file: str, *args: object, **kwargs: object) -> object:
+        if os.fspath(file).endswith("agentflow.db"):
+            raise OSError(errno.EMFILE, "Too many open files", file)
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(reader, "open", out_of_descriptors, raising=False)
+    db = _open(home)
+    try:
+        assert not isinstance(db, reader.SnapshotDatabase)
+        assert reader.sessions(db)[0].summary.session.topic == "only in the log"
     finally:
         reader.close(db)
         plane.close()
