@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 DEADLINE = 60.0
 """Seconds before a wait gives up: far beyond what any condition needs on a busy machine."""
@@ -66,3 +67,19 @@ def wait_for_group_end(path: Path, seconds: float = DEADLINE) -> None:
     if path.exists():
         pgid = int(path.read_text(encoding="utf-8"))
         wait_until(lambda: not group_alive(pgid), f"process group {pgid} to end", seconds)
+
+
+def record_selector_waits(monkeypatch: Any) -> list[float | None]:
+    """The timeout of every ``selectors.DefaultSelector().select`` from now on (until
+    ``monkeypatch`` is undone): how often a loop wakes, counted instead of timed."""
+    import selectors
+
+    waits: list[float | None] = []
+
+    class Recording(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        def select(self, timeout: float | None = None) -> list[Any]:
+            waits.append(timeout)
+            return super().select(timeout)
+
+    monkeypatch.setattr(selectors, "DefaultSelector", Recording)
+    return waits

@@ -18,7 +18,13 @@ import pytest
 from plankit.teddy.run import shell
 from plankit.teddy.run.shell import CappedOutput, run_command
 from tests.processes import recorded_pids, wait_gone
-from tests.waiting import group_alive, record_group, wait_for_group_end, wait_until
+from tests.waiting import (
+    group_alive,
+    record_group,
+    record_selector_waits,
+    wait_for_group_end,
+    wait_until,
+)
 
 LOTS = "head -c 5000 /dev/zero | tr '\\0' a; printf END"
 """5003 bytes on stdout: 5000 ``a`` and ``END``."""
@@ -327,20 +333,11 @@ def test_a_quiet_command_is_waited_on_without_polling(
 ) -> None:
     # a build or a test run that prints nothing for minutes: where there is a pidfd,
     # teddy sleeps until the command prints or ends, not waking twenty times a second
-    import selectors
-
-    waits: list[float | None] = []
-
-    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
-        def select(self, timeout: float | None = None) -> list[Any]:
-            waits.append(timeout)
-            return super().select(timeout)
-
     own = shell._pidfd(os.getpid())
     if own is None:
         pytest.skip("this system has no pidfd")
     os.close(own)
-    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
+    waits = record_selector_waits(monkeypatch)
     result = run_command("sleep 2", cwd=tmp_path)
     assert result.exit_code == 0
     # the end itself: the pidfd, and the pipes' end of file (a few wake-ups at most)

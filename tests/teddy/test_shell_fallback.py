@@ -14,13 +14,12 @@ import threading
 import time
 import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from plankit.teddy.run import shell
 from tests.processes import recorded_pids, wait_gone
-from tests.waiting import wait_until
+from tests.waiting import record_selector_waits, wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 
@@ -116,17 +115,8 @@ def test_without_a_pidfd_the_end_of_a_quiet_command_is_looked_for_every_50_ms(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # older kernels and macOS: nothing wakes teddy when the shell ends, so it looks
-    import selectors
-
-    waits: list[float | None] = []
-
-    class Counting(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
-        def select(self, timeout: float | None = None) -> list[Any]:
-            waits.append(timeout)
-            return super().select(timeout)
-
     monkeypatch.setattr(shell, "_pidfd", lambda pid: None)
-    monkeypatch.setattr(selectors, "DefaultSelector", Counting)
+    waits = record_selector_waits(monkeypatch)
     result = shell.run_command("sleep 0.3", cwd=tmp_path)
     assert result.exit_code == 0
     assert waits and all(w is not None and w <= 0.05 for w in waits), waits
