@@ -34,7 +34,11 @@ from typing import Any
 from plankit.teddy.format.changes import Change
 from plankit.teddy.format.shapes import action_named, section_named
 
-_JSON_START_RE = re.compile(r'^[ \t]*(?:```+|~~~+)[ \t]*(?:json)?[ \t]*\r?\n|^[ \t]*(?=[{"])', re.M)
+# a JSON fence's opening line and the blanks JSON allows before its value (nothing else),
+# or a line that starts with the value
+_JSON_START_RE = re.compile(
+    r'^[ \t]*(?:```+|~~~+)[ \t]*(?:json)?[ \t]*\r?\n[ \t\r\n]*|^[ \t]*(?=[{"])', re.M
+)
 _TITLE_RE = re.compile(
     r"^ {0,3}(?:(?P<run>`{3,}|~{3,})(?P<rest>[^\r\n]*)|#[ \t]+(?P<title>[^\r\n]*?)[ \t]*"
     r"|#{2,6}[ \t]+(?P<heading>[^\r\n]*?)[ \t#]*|\*\*(?P<bold>[^\r\n*]+)\*\*[ \t]*:?)\r?$",
@@ -91,8 +95,6 @@ def from_json(body: str) -> tuple[str, Change] | None:
     if "#" in lead or "```" in lead:
         return None
     start = m.end()
-    while start < len(body) and body[start] in " \t\r\n":
-        start += 1
     if start >= len(body) or body[start] not in '{"':
         return None
     try:

@@ -66,10 +66,10 @@ def is_sentence(text: str) -> bool:
 
 def _paragraphs(text: str) -> list[tuple[int, str]]:
     """The paragraphs of ``text`` (split at blank lines), with their offsets."""
-    out: list[tuple[int, str]] = []
-    for m in re.finditer(r"(?:[^\n]*\S[^\n]*(?:\n|$))+", text):
-        out.append((m.start(), m.group().rstrip("\n")))
-    return out
+    # a line with something on it, then each next one that has something too
+    return [
+        (m.start(), m.group()) for m in re.finditer(r"[^\n]*\S[^\n]*(?:\n[^\n]*\S[^\n]*)*", text)
+    ]
 
 
 def prose_tail(content: str) -> int | None:
