@@ -344,14 +344,26 @@ def test_a_quiet_command_is_waited_on_without_polling(
     assert 1 <= len(waits) <= 6, waits
 
 
-def test_a_library_caller_gets_the_ten_minutes_a_plans_execute_gets() -> None:
-    # run_command's own default is execute.timeout's (docs/teddy-sessions.md)
-    import inspect
+def test_a_library_caller_gets_the_ten_minutes_a_plans_execute_gets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run_command's own default is execute.timeout's (docs/teddy-sessions.md): the
+    # deadline the output is read against is at most that far away
+    import time
 
     from plankit.teddy.session.config import Config
 
-    default = inspect.signature(run_command).parameters["timeout"].default
-    assert default == Config().execute_timeout == 600
+    left: list[float] = []
+    pump = shell._pump
+
+    def recorded(proc: Any, captures: Any, deadline: float) -> None:
+        left.append(deadline - time.monotonic())
+        pump(proc, captures, deadline)
+
+    monkeypatch.setattr(shell, "_pump", recorded)
+    assert run_command("true", cwd=tmp_path).exit_code == 0
+    assert Config().execute_timeout == 600
+    assert len(left) == 1 and 0 < left[0] <= Config().execute_timeout
 
 
 @pytest.mark.skipif(not shell.SUPERVISE, reason="the supervisor runs on Linux only")

@@ -10,9 +10,11 @@ deadline (tests/waiting.py), never after a fixed sleep.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,15 @@ from tests.processes import recorded_pids, wait_gone
 from tests.waiting import record_selector_waits, wait_until
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+
+
+@pytest.fixture
+def hangup_default() -> Iterator[None]:
+    """SIGHUP at its default for the processes the test starts: run under ``nohup`` (a
+    background CI job) they would ignore it, and a hangup sent by mistake would pass."""
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, before)
 
 
 def test_without_the_supervisor_every_leftover_of_the_group_is_counted(
@@ -78,7 +89,7 @@ def test_without_the_supervisor_a_leftover_that_ignores_sigterm_is_killed(
 
 
 def test_without_the_supervisor_a_leftover_has_time_to_clean_up_on_sigterm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cleanup: list[int], hangup_default: None
 ) -> None:
     # a server that takes a moment to shut down and removes its lock file last
     monkeypatch.setattr(shell, "SUPERVISE", False)
