@@ -15,7 +15,7 @@ import pytest
 from plankit import syncing
 from plankit.teddy.format.model import Create, Edit, EditPair, Execute
 from plankit.teddy.run import batch
-from plankit.teddy.run.actions import LocalFiles, Runtime
+from plankit.teddy.run.actions import EXISTS, LocalFiles, Runtime, run_action
 from plankit.teddy.run.approval import Approval, Decision, ScriptedApprover, ScriptedChat
 from plankit.teddy.run.execute import execute_stateless
 from plankit.teddy.run.outcome import Outcome
@@ -143,6 +143,25 @@ class _OtherFiles:
 
     def write_text(self, path: Path, text: str) -> None:
         pass
+
+
+def test_a_create_over_a_file_a_client_already_has_fails_and_leaves_it(tmp_path: Path) -> None:
+    # an ACP client's files have no exclusive write: the CREATE asks first, then refuses
+    texts = {tmp_path / "notes.md": "mine\n"}
+
+    class ClientFiles(_OtherFiles):
+        def exists(self, path: Path) -> bool:
+            return path in texts
+
+        def write_text(self, path: Path, text: str) -> None:
+            texts[path] = text
+
+    rt = Runtime(tmp_path, Config(), ScriptedChat([]), files=ClientFiles())
+    result = run_action(Create("notes.md", "theirs"), rt)
+    assert (result.success, result.notes) == (False, (EXISTS,))
+    assert texts == {tmp_path / "notes.md": "mine\n"}
+    assert run_action(Create("new.md", "theirs"), rt).success is True
+    assert texts[tmp_path / "new.md"] == "theirs\n"
 
 
 def test_a_group_holds_at_most_group_max_actions(monkeypatch: pytest.MonkeyPatch) -> None:

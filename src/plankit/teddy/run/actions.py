@@ -223,10 +223,13 @@ EXISTS = "the file already exists; nothing was written"
 def _put(
     rt: Runtime, target: Path, text: str, staged: list[StagedWrite] | None, *, new: bool
 ) -> None:
-    """Write ``text`` to ``target`` (never over an existing file when ``new``, on the
-    local disk), or, given ``staged``, stage it there to be published later."""
+    """Write ``text`` to ``target``, or, given ``staged``, stage it there to be published
+    later; with ``new``, never over an existing file (:class:`FileExistsError`)."""
     files = rt.files
     if not isinstance(files, LocalFiles):
+        # a client's files have no exclusive write: asked first (the local write refuses)
+        if new and files.exists(target):
+            raise FileExistsError(str(target))
         files.write_text(target, text)
         return
     if staged is not None and (write := files.stage_text(target, text, exclusive=new)):
@@ -241,9 +244,6 @@ def _create(
     action: Create, rt: Runtime, started: float, staged: list[StagedWrite] | None
 ) -> ActionResult:
     target = _target(rt, action.path, read=False)
-    # on the local disk the write itself refuses an existing file (FileExistsError)
-    if not isinstance(rt.files, LocalFiles) and rt.files.exists(target):
-        return _failed(action, started, EXISTS)
     text = file_text(action.content)
     try:
         _put(rt, target, text, staged, new=True)
