@@ -108,7 +108,47 @@ def test_plain_lines_without_an_approval_count(tmp_path: Path) -> None:
     result = ActionResult(Create("x", "y"), True, None, True, 0.5)
     tracker.started(0, Create("x", "y"))
     tracker.finished(0, result)
+    tracker.close()
     assert out.getvalue() == "[1] CREATE x: running\n[1] CREATE x: done (500 ms)\n"
+
+
+def test_plain_lines_of_file_writes_wait_to_go_out_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from plankit.teddy.run import progress
+
+    clock = [0.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    tracker = PlainProgress(out)
+    tracker.expect([Create("a", "x"), Execute("make"), Create("b", "y"), Create("c", "z")], None)
+    tracker.started(0, Create("a", "x"))
+    tracker.finished(0, ActionResult(Create("a", "x"), True, None, True, 0.001))
+    assert out.getvalue() == ""  # a file write: its lines wait for more
+    tracker.started(1, Execute("make"))  # a command may take long: shown at once
+    assert out.getvalue().splitlines() == [
+        "[1/4] CREATE a: running",
+        "[1/4] CREATE a: done (1 ms)",
+        "[2/4] EXECUTE make: running",
+    ]
+    tracker.finished(1, ActionResult(Execute("make"), True, None, True, 2.0))
+    assert out.getvalue().splitlines()[-1] == "[2/4] EXECUTE make: done (2.0 s)"
+    tracker.started(2, Create("b", "y"))
+    clock[0] += progress.GATHER_FOR  # the first line waiting has waited long enough
+    tracker.finished(2, ActionResult(Create("b", "y"), True, None, True, 0.001))
+    assert out.getvalue().splitlines()[-2:] == [
+        "[3/4] CREATE b: running",
+        "[3/4] CREATE b: done (1 ms)",
+    ]
+    tracker.started(3, Create("c", "z"))
+    clock[0] += progress.GATHER_FOR / 2
+    tracker.finished(3, ActionResult(Create("c", "z"), True, None, True, 0.001))
+    assert "CREATE c" not in out.getvalue()
+    tracker.close()  # the turn is over: nothing waits
+    assert out.getvalue().splitlines()[-2:] == [
+        "[4/4] CREATE c: running",
+        "[4/4] CREATE c: done (1 ms)",
+    ]
 
 
 def test_rich_live_list_in_a_terminal(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from plankit.teddy.format.model import Action, ChatWithUser
+from plankit.teddy.format.model import Action, ChatWithUser, Create, Edit
 from plankit.teddy.run.approval import Approval, Approver, Decision
 from plankit.teddy.run.report import ActionResult, action_target
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 SHOW_ELAPSED_AFTER = 1.0
 """Seconds after which a running action shows its elapsed time."""
+GATHER_FOR = 0.1
+"""Seconds the plain lines of file writes may wait to be written out together."""
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -122,7 +124,7 @@ class Tracker:
             row.state = State.DONE if result.success else State.FAILED
             row.duration = result.duration
             row.why = "" if result.success else (result.notes[0] if result.notes else "")
-        self.show_finished(index, row)
+        self.show_finished(index, row, result.action)
 
     def line(self, index: int, row: Row) -> str:
         """The plain text of a row: ``[2/5] EDIT a.py: done (12 ms)``."""
@@ -140,7 +142,7 @@ class Tracker:
     def show_started(self, index: int, row: Row, action: Action) -> None:
         """Show that ``row`` started."""
 
-    def show_finished(self, index: int, row: Row) -> None:
+    def show_finished(self, index: int, row: Row, action: Action) -> None:
         """Show how ``row`` ended."""
 
     def close(self) -> None:
@@ -148,21 +150,42 @@ class Tracker:
 
 
 class PlainProgress(Tracker):
-    """One line when an action starts and one when it ends."""
+    """One line when an action starts and one when it ends.
+
+    The lines of a file write (CREATE, EDIT: a millisecond each, a thousand in a turn)
+    are written out together, at the latest :data:`GATHER_FOR` seconds after the first
+    of them or when any other action starts or ends; those of every other action at
+    once, since it may take long (a command, a question to the user)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         super().__init__()
         self.stream = stream or sys.stderr
+        self._lines: list[str] = []
+        self._since = 0.0  # when the first line waiting was said
 
-    def _say(self, text: str) -> None:
-        self.stream.write(text + "\n")
+    def _say(self, text: str, action: Action) -> None:
+        now = time.monotonic()
+        if not self._lines:
+            self._since = now
+        self._lines.append(text + "\n")
+        if not isinstance(action, Create | Edit) or now - self._since >= GATHER_FOR:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write out the lines waiting."""
+        if self._lines:
+            self.stream.write("".join(self._lines))
+            self._lines.clear()
         self.stream.flush()
 
     def show_started(self, index: int, row: Row, action: Action) -> None:
-        self._say(self.line(index, row))
+        self._say(self.line(index, row), action)
 
-    def show_finished(self, index: int, row: Row) -> None:
-        self._say(self.line(index, row))
+    def show_finished(self, index: int, row: Row, action: Action) -> None:
+        self._say(self.line(index, row), action)
+
+    def close(self) -> None:
+        self.flush()
 
 
 _MARKS = {
@@ -222,7 +245,7 @@ class RichProgress(Tracker):
             return
         self._start_live()
 
-    def show_finished(self, index: int, row: Row) -> None:
+    def show_finished(self, index: int, row: Row, action: Action) -> None:
         self._print(index, row)
         if self.total is not None and len(self.shown) >= self.total:
             self.close()
