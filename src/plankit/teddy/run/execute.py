@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plankit.errors import Diagnostic
 from plankit.syncing import shared_syncs
@@ -40,7 +41,6 @@ from plankit.teddy.run.approval import (
     Decision,
 )
 from plankit.teddy.run.batch import after_failure, group_size, run_group
-from plankit.teddy.run.checkpoint import TurnCheckpoint
 from plankit.teddy.run.journal import NOT_STARTED, PLAN_SKIPPED, Journal
 from plankit.teddy.run.outcome import (
     ExecuteError,
@@ -63,6 +63,9 @@ from plankit.teddy.session.config import Config
 from plankit.teddy.session.layout import Turn
 from plankit.teddy.session.memos import MemoResult, apply_memos, load_memos
 from plankit.textio import discard_unfinished, read_text, write_text_atomic
+
+if TYPE_CHECKING:
+    from plankit.teddy.run.checkpoint import TurnCheckpoint
 
 
 def _run(
@@ -304,6 +307,8 @@ def _execute_locked(
         rt = runtime or Runtime(root, config, chat)
         if rt.fetch is None:  # a READ's URL is fetched in its turn, cached for input.md
             rt.fetch = _session_fetch(turn)
+        from plankit.teddy.run.checkpoint import TurnCheckpoint  # a session's turn only
+
         checkpoint = TurnCheckpoint(turn, enabled=config.execute_checkpoint)
         try:
             run = _run(plan, approver, rt, turn.plan_path, journal, checkpoint)
