@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from plankit import textio
+from plankit import textio, write_temps
 from plankit.textio import write_bytes_atomic, write_text_atomic
 
 
@@ -241,23 +241,53 @@ def test_exclusive_keeps_a_file_that_appears_during_the_write(
 
 
 def test_temporary_names_are_recognised() -> None:
-    name = textio.temp_name("plan.md")
-    assert textio.is_temp_name(name) and textio.is_temp_name(name, "plan.md")
-    assert not textio.is_temp_name(name, "other.md")
-    assert not textio.is_temp_name("plan.md")
+    name = write_temps.temp_name("plan.md")
+    assert write_temps.is_temp_name(name) and write_temps.is_temp_name(name, "plan.md")
+    assert not write_temps.is_temp_name(name, "other.md")
+    assert not write_temps.is_temp_name("plan.md")
     long = "p" * 300
-    assert len(textio.temp_name(long)) < 255 and textio.is_temp_name(textio.temp_name(long), long)
+    assert len(write_temps.temp_name(long)) < 255 and write_temps.is_temp_name(
+        write_temps.temp_name(long), long
+    )
+
+
+def test_temporary_names_are_random_without_a_system_call_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[int] = []
+    real = os.urandom
+    monkeypatch.setattr(os, "urandom", lambda n: (drawn.append(n), real(n))[1])
+    monkeypatch.setattr(write_temps, "_RANDOM", [])
+    names = {write_temps.temp_name("plan.md") for _ in range(200)}
+    assert len(names) == 200
+    assert drawn == [256] * 4  # 64 names a draw
+
+
+def test_a_forked_child_draws_temporary_names_of_its_own() -> None:
+    write_temps.temp_name("plan.md")  # the pool holds bytes the child must not reuse
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the next name it would give
+        os.close(read)
+        os.write(write, write_temps.temp_name("plan.md").encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        childs = pipe.read().decode()
+    os.waitpid(pid, 0)
+    assert write_temps.is_temp_name(childs, "plan.md")
+    assert childs != write_temps.temp_name("plan.md")
 
 
 def test_stray_temporary_files_of_a_killed_write_are_found(tmp_path: Path) -> None:
     target = tmp_path / "plan.md"
-    left = tmp_path / textio.temp_name("plan.md")
+    left = tmp_path / write_temps.temp_name("plan.md")
     left.write_bytes(b"half")
-    other = tmp_path / textio.temp_name("other.md")
+    other = tmp_path / write_temps.temp_name("other.md")
     other.write_bytes(b"x")
     (tmp_path / ".plan.md.tmp").write_bytes(b"not ours")
-    assert textio.stray_temp_files(target) == [left]
-    assert textio.stray_temp_files(tmp_path / "missing-dir" / "plan.md") == []
+    assert write_temps.stray_temp_files(target) == [left]
+    assert write_temps.stray_temp_files(tmp_path / "missing-dir" / "plan.md") == []
 
 
 KNOWN_COPIES: frozenset[str] = frozenset()
@@ -283,10 +313,8 @@ def test_it_is_the_only_atomic_writer() -> None:
 
 def _names_from(monkeypatch: pytest.MonkeyPatch, *tokens: str) -> None:
     """The random parts of the next temporary names, in order (the last one repeats)."""
-    from plankit import textio
-
     left = list(tokens)
-    monkeypatch.setattr(textio, "_token", lambda: left.pop(0) if len(left) > 1 else left[0])
+    monkeypatch.setattr(write_temps, "_token", lambda: left.pop(0) if len(left) > 1 else left[0])
 
 
 def test_a_temporary_name_already_taken_is_skipped_and_its_file_kept(
@@ -363,10 +391,10 @@ def test_a_temporary_file_a_sweep_took_first_is_left_to_it(
 
 
 def test_abandoned_temporary_files_are_removed_and_others_left(tmp_path: Path) -> None:
-    strays = [tmp_path / textio.temp_name("plan.md") for _ in range(2)]
+    strays = [tmp_path / write_temps.temp_name("plan.md") for _ in range(2)]
     for path in strays:
         path.write_bytes(b"half")
-    other = tmp_path / textio.temp_name("notes.md")
+    other = tmp_path / write_temps.temp_name("notes.md")
     other.write_bytes(b"half")
     link = tmp_path / ".plan.md.0000beef.tmp"
     link.symlink_to(tmp_path / "plan.md")
@@ -374,14 +402,14 @@ def test_abandoned_temporary_files_are_removed_and_others_left(tmp_path: Path) -
     folder = tmp_path / ".plan.md.0000cafe.tmp"
     folder.mkdir()
     os.mkfifo(tmp_path / ".plan.md.0000f1f0.tmp")
-    assert textio.remove_abandoned_temp_files(tmp_path, "plan.md") == 2
+    assert write_temps.remove_abandoned_temp_files(tmp_path, "plan.md") == 2
     assert not any(path.exists() for path in strays)
     assert _entries(tmp_path) == sorted(
         [other.name, link.name, folder.name, ".plan.md.0000f1f0.tmp", "plan.md"]
     )
     assert (tmp_path / "plan.md").read_bytes() == b"# Plan\n"  # the link's target too
-    assert textio.remove_abandoned_temp_files(tmp_path) == 1  # every name: notes.md's
-    assert textio.remove_abandoned_temp_files(tmp_path / "missing") == 0
+    assert write_temps.remove_abandoned_temp_files(tmp_path) == 1  # every name: notes.md's
+    assert write_temps.remove_abandoned_temp_files(tmp_path / "missing") == 0
 
 
 def test_a_sweep_goes_on_past_links_named_like_temporary_files(tmp_path: Path) -> None:
@@ -396,7 +424,7 @@ def test_a_sweep_goes_on_past_links_named_like_temporary_files(tmp_path: Path) -
         stray = tmp_path / f".plan.md.0000bb{n:02x}.tmp"
         stray.write_bytes(b"half")
         strays.append(stray)
-    assert textio.remove_abandoned_temp_files(tmp_path, "plan.md") == 6
+    assert write_temps.remove_abandoned_temp_files(tmp_path, "plan.md") == 6
     assert _entries(tmp_path) == sorted([link.name for link in links] + ["plan.md"])
 
 
@@ -409,7 +437,7 @@ def test_a_running_write_keeps_its_temporary_file_from_a_sweep(
     def sweep_meanwhile(fd: int) -> None:
         real(fd)
         if not swept:
-            swept.append(textio.remove_abandoned_temp_files(tmp_path))
+            swept.append(write_temps.remove_abandoned_temp_files(tmp_path))
 
     monkeypatch.setattr(os, "fsync", sweep_meanwhile)
     write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
@@ -514,9 +542,9 @@ def test_where_files_cannot_be_locked_writes_and_sweeps_still_work(
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
     write_bytes_atomic(tmp_path / "plan.md", b"# Plan\n")
-    stray = tmp_path / textio.temp_name("plan.md")
+    stray = tmp_path / write_temps.temp_name("plan.md")
     stray.write_bytes(b"half")
-    assert textio.remove_abandoned_temp_files(tmp_path) == 1
+    assert write_temps.remove_abandoned_temp_files(tmp_path) == 1
     assert _entries(tmp_path) == ["plan.md"]
 
 
@@ -534,7 +562,7 @@ def test_a_staged_write_changes_nothing_until_it_is_published(tmp_path: Path) ->
     staged = textio.stage_bytes(target, b"new\n")
     assert target.read_text() == "old\n"  # readers still see the old file
     [temp] = [n for n in _entries(tmp_path) if n != "notes.md"]
-    assert textio.is_temp_name(temp, "notes.md")
+    assert write_temps.is_temp_name(temp, "notes.md")
     assert (tmp_path / temp).read_bytes() == b"new\n"  # written in full already
     assert stat.S_IMODE((tmp_path / temp).stat().st_mode) == 0o640  # the target's mode
     staged.publish()
@@ -622,7 +650,7 @@ def test_a_ctrl_c_just_after_the_temporary_file_is_made_leaves_nothing_behind(
     # temporary file, just made, is being recorded as this thread's unfinished write.
     (tmp_path / "plan.md").write_text("old plan\n")
     first = textio.stage_bytes(tmp_path / "notes.md", b"notes\n")
-    [first_temp] = [n for n in _entries(tmp_path) if textio.is_temp_name(n, "notes.md")]
+    [first_temp] = [n for n in _entries(tmp_path) if write_temps.is_temp_name(n, "notes.md")]
     fds, others = _fds(), set(textio._unfinished())  # others: earlier tests' in this thread
     real = textio._unfinished
     calls: list[int] = []

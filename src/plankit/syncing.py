@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["barrier", "deferred", "gathering", "shared_syncs"]
+__all__ = ["barrier", "deferred", "gathering", "shared_syncs", "watch"]
 
 
 @dataclass
@@ -42,9 +42,10 @@ class _Shared:
     devices: dict[int, int] = field(default_factory=dict)
     pending: bool = False
 
-    def watch(self, fd: int) -> None:
-        """Count the file system of ``fd`` among those synced."""
-        device = os.fstat(fd).st_dev
+    def watch(self, fd: int, device: int | None = None) -> None:
+        """Count the file system of ``fd`` (``device``, when known) among those synced."""
+        if device is None:
+            device = os.fstat(fd).st_dev
         if device not in self.devices:
             self.devices[device] = os.dup(fd)
 
@@ -133,6 +134,14 @@ def deferred(fd: int | None = None) -> bool:
         shared.watch(fd)
     shared.pending = True
     return True
+
+
+def watch(fd: int, device: int) -> None:
+    """Inside :func:`shared_syncs`, count the file system ``device`` (which ``fd`` is
+    on) among those the shared syncs flush; outside it, nothing."""
+    shared = _ACTIVE.get()
+    if shared is not None:
+        shared.watch(fd, device)
 
 
 def barrier(fd: int) -> None:

@@ -8,9 +8,7 @@ and the fix.  Every file plankit writes goes through :func:`write_bytes_atomic` 
 flushed to disk, renamed over the target, then the directory flushed, so a crash
 leaves either the old file or the new one, never half of one.  A writer that walked to
 the directory itself (without following symbolic links) passes its descriptor.  The
-temporary files are named by :func:`temp_name` and locked (``flock``) by their write
-until it ends; :func:`stray_temp_files` finds those a killed write left behind, and
-:func:`remove_abandoned_temp_files` removes them, never one a running write holds.
+temporary files, and the strays a killed write leaves, are :mod:`plankit.write_temps`'s.
 """
 
 from __future__ import annotations
@@ -19,16 +17,18 @@ import _thread
 import contextlib
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plankit import syncing
 from plankit.errors import InputError
+from plankit.write_temps import create_temp
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Callable
+
+    _Check = Callable[[os.stat_result], None]
 
 MAX_TEXT_BYTES = 20 * 1024 * 1024
 """Largest document read (20 MiB); a plan anywhere near it is a mistake."""
@@ -163,14 +163,6 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, bom: bool = Fa
     write_bytes_atomic(path, (_BOM if bom else b"") + text.encode("utf-8"))
 
 
-_TEMP_ATTEMPTS = 100
-TEMP_NAME_ROOM = 200
-"""Characters of the target's name kept in a temporary file's name (NAME_MAX is 255)."""
-
-TEMP_RE = re.compile(r"\A\.(?P<base>.+)\.[0-9a-f]{8}\.tmp\Z", re.DOTALL)
-"""The name of an atomic write's temporary file: ``.{name}.{8 hex digits}.tmp``, the
-name cut to :data:`TEMP_NAME_ROOM` characters."""
-
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -178,104 +170,6 @@ _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 _PUBLISH_OPEN = os.name != "nt"
 """Whether a temporary file can be renamed while it is open (not on Windows)."""
-
-
-def temp_name(base: str) -> str:
-    """A fresh name for the temporary file of an atomic write of ``base``."""
-    return f".{base[:TEMP_NAME_ROOM]}.{_token()}.tmp"
-
-
-def _token() -> str:
-    """Eight random hex digits."""
-    return os.urandom(4).hex()
-
-
-def is_temp_name(name: str, base: str | None = None) -> bool:
-    """Whether ``name`` is an atomic write's temporary file (of ``base``, when given)."""
-    found = TEMP_RE.match(name)
-    return found is not None and (base is None or found["base"] == base[:TEMP_NAME_ROOM])
-
-
-def _create_temp(directory: str, base: str, dir_fd: int | None) -> tuple[int, str]:
-    """A new, empty file next to the target: its descriptor and its name (a path, or a
-    bare name in ``dir_fd``).
-
-    It is created with mode 0666 and the process umask applied by the kernel (as
-    ``open(path, "w")`` would), so a new target gets the mode users expect; the umask is
-    never changed, which other threads could observe.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-    flags |= getattr(os, "O_BINARY", 0)
-    for _ in range(_TEMP_ATTEMPTS):
-        tmp = os.path.join(directory, temp_name(base))
-        try:
-            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
-        except FileExistsError:
-            continue
-        # held until the write ends, so that it is never taken for a stray; a sweep
-        # that took it first (and removes it) means: another name
-        if _hold(fd) and os.fstat(fd).st_nlink > 0:
-            return fd, tmp
-        os.close(fd)
-    raise FileExistsError(errno.EEXIST, f"no free temporary file name next to {base}")
-
-
-def _hold(fd: int) -> bool:
-    """Take the advisory lock (``flock``) of an open temporary file: held by the write
-    that made it until the write ends, released by the kernel when its process dies.
-    False when another process holds it; True where there are no such locks."""
-    try:
-        import fcntl
-    except ImportError:  # no flock here: strays are recognised by name alone
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:  # a file system without flock: as above
-        return True
-    return True
-
-
-def remove_abandoned_temp_files(directory: str | os.PathLike[str], base: str | None = None) -> int:
-    """Remove the temporary files of atomic writes (of ``base``, when given) in
-    ``directory`` that no running write holds: those a killed process left.  Symbolic
-    links and other non-files are left alone.  How many were removed."""
-    folder = os.fspath(directory)
-    try:
-        names = [name for name in os.listdir(folder) if is_temp_name(name, base)]
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        path = os.path.join(folder, name)
-        flags = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0)
-        try:
-            fd = os.open(path, flags)
-        except OSError:
-            continue
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode) and _hold(fd):
-                os.unlink(path)
-                removed += 1
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    return removed
-
-
-def stray_temp_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The temporary files an interrupted atomic write of ``path`` may have left next to
-    it (the names :func:`write_bytes_atomic` gives them), for crash recovery."""
-    directory, base = os.path.split(os.path.abspath(os.fspath(path)))
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    from pathlib import Path
-
-    return [Path(directory, name) for name in names if is_temp_name(name, base)]
 
 
 def _fsync_directory(directory: str, dir_fd: int | None) -> None:
@@ -294,13 +188,18 @@ def _fsync_directory(directory: str, dir_fd: int | None) -> None:
         os.close(fd)
 
 
-def _existing_mode(target: str, dir_fd: int | None, *, exclusive: bool) -> int | None:
-    """The permission bits of the file to be replaced, None when there is none."""
+def _existing_mode(
+    target: str, dir_fd: int | None, *, exclusive: bool, check: _Check | None = None
+) -> int | None:
+    """The permission bits of the file to be replaced, None when there is none; ``check``
+    is given what is there first."""
     try:
         # In a held directory nothing is followed; a path keeps its link's target's mode.
         st = os.stat(target, dir_fd=dir_fd, follow_symlinks=dir_fd is None)
     except FileNotFoundError:
         return None
+    if check is not None:
+        check(st)
     if exclusive:
         raise FileExistsError(errno.EEXIST, "the file already exists", target)
     if stat.S_ISLNK(st.st_mode):  # replaced, not followed: its 0777 is no file's mode
@@ -348,12 +247,22 @@ class StagedWrite:
     and locked), not yet renamed over the target: :meth:`publish` does that,
     :meth:`discard` removes them.  :func:`stage_bytes` makes one."""
 
-    __slots__ = ("_dir_fd", "_directory", "_exclusive", "_fd", "_owned_dir", "_target", "_tmp")
+    __slots__ = (
+        "_dir_fd",
+        "_directory",
+        "_exclusive",
+        "_fd",
+        "_owned_dir",
+        "_target",
+        "_tmp",
+        "device",
+    )
 
     def __init__(
         self,
         fd: int,
         tmp: str,
+        device: int,
         target: str,
         directory: str,
         dir_fd: int | None,
@@ -363,6 +272,8 @@ class StagedWrite:
     ) -> None:
         self._fd: int | None = fd
         self._tmp: str | None = tmp
+        self.device = device
+        """The file system the file is written on (its ``st_dev``)."""
         self._target, self._directory = target, directory
         self._dir_fd, self._exclusive, self._owned_dir = dir_fd, exclusive, owned_dir
         _unfinished().add(self)
@@ -436,12 +347,14 @@ def stage_bytes(
     dir_fd: int | None = None,
     exclusive: bool = False,
     owned_dir: bool = False,
+    check: _Check | None = None,
 ) -> StagedWrite:
     """The first half of :func:`write_bytes_atomic`: ``data`` in a new temporary file
     next to ``path``, with the mode the target will have, not flushed and not renamed.
     With ``owned_dir``, the returned write closes ``dir_fd`` when it ends (also when
-    this raises).  On failure nothing is left behind."""
-    made: tuple[int, str] | None = None
+    this raises).  ``check`` is given the target's ``stat`` (not followed in ``dir_fd``)
+    when there is one, and raises to refuse it.  On failure nothing is left behind."""
+    made: tuple[int, str, int] | None = None
     try:
         target = os.fspath(path)
         if dir_fd is None:
@@ -450,19 +363,19 @@ def stage_bytes(
             if not target or os.sep in target or (os.altsep and os.altsep in target):
                 raise ValueError(f"with dir_fd, give a bare file name, not {target!r}")
             directory, base = "", target
-        mode = _existing_mode(target, dir_fd, exclusive=exclusive)
-        made = _create_temp(directory, base, dir_fd)  # known at once, to Ctrl-C too
+        mode = _existing_mode(target, dir_fd, exclusive=exclusive, check=check)
+        made = create_temp(directory, base, dir_fd)  # known at once, to Ctrl-C too
         staged = StagedWrite(*made, target, directory, dir_fd, exclusive=exclusive)
     except BaseException:
         if made is not None:  # interrupted after the file was made
-            own = [w for w in _unfinished() if (w._fd, w._tmp) == made]
+            own = [w for w in _unfinished() if (w._fd, w._tmp) == made[:2]]
             own[0].discard() if own else os.close(made[0])
             with contextlib.suppress(OSError):
                 os.unlink(made[1], dir_fd=dir_fd)
         if owned_dir and dir_fd is not None:
             os.close(dir_fd)
         raise
-    staged._owned_dir, (fd, tmp) = owned_dir, made
+    staged._owned_dir, (fd, tmp, _) = owned_dir, made
     try:
         if mode is not None and os.chmod in os.supports_fd:
             os.chmod(fd, mode)
@@ -486,11 +399,12 @@ def write_bytes_atomic(
 ) -> None:
     """Replace (or create) ``path`` with ``data`` atomically.
 
-    The bytes go to a temporary file beside it (named by :func:`temp_name`), flushed
-    to disk and renamed over ``path``; then the directory is flushed, so the rename
-    survives a crash.  A reader sees the old file or the new one, never half of one.  An
-    existing file keeps its permission bits, a new one gets 0666 less the umask.  On any
-    failure the temporary file is removed, the target untouched, the error raised.
+    The bytes go to a temporary file beside it (named by
+    :func:`plankit.write_temps.temp_name`), flushed to disk and renamed over ``path``;
+    then the directory is flushed, so the rename survives a crash.  A reader sees the
+    old file or the new one, never half of one.  An existing file keeps its permission
+    bits, a new one gets 0666 less the umask.  On any failure the temporary file is
+    removed, the target untouched, the error raised.
 
     With ``dir_fd``, ``path`` is a bare name in the directory that descriptor holds
     (a caller that walked there without following symbolic links), and no symbolic

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from plankit import syncing
 from plankit.errors import InputError
-from plankit.textio import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
 from plankit.textio import StagedWrite, stage_bytes, write_bytes_atomic
-from plankit.textio import is_temp_name as is_temp_name  # for crash recovery and tests
+from plankit.write_temps import TEMP_RE as TEMP_RE  # the temporary names of atomic writes,
+from plankit.write_temps import is_temp_name as is_temp_name  # for crash recovery and tests
 
 TEDDY_DIR = ".teddy"
 """The directory that marks a TeDDy project root."""
@@ -208,6 +208,21 @@ def resolve(root: Path, path: str) -> Path:
     return real
 
 
+def relative_posix(path: Path, top: Path) -> str | None:
+    """``path`` relative to ``top`` as a POSIX path (``.`` for ``top`` itself), or None
+    when it is not under ``top``: ``path.relative_to(top).as_posix()`` without the
+    objects it makes, for a write's every path (nothing is resolved)."""
+    if os.sep != "/":
+        try:
+            return path.relative_to(top).as_posix()
+        except ValueError:
+            return None
+    here, there = os.fspath(path), os.fspath(top).rstrip("/")
+    if here == (there or "/"):
+        return "."
+    return here[len(there) + 1 :] if here.startswith(f"{there}/") else None
+
+
 def relative(root: Path, path: Path) -> str:
     """``path`` (inside ``root``) as a root-relative POSIX path."""
     return path.resolve().relative_to(root.resolve()).as_posix()
@@ -254,7 +269,10 @@ def _symlink_refusal(path: str, shown: str) -> PathRefused:
 
 
 def _fsync_dir(dir_fd: int) -> None:
-    if syncing.deferred(dir_fd):
+    """Flush a directory that has just gained a subdirectory (or defer it: a directory
+    is only ever made for a write into it, on the same file system, whose flush counts
+    that file system among those synced)."""
+    if syncing.deferred():
         return
     with contextlib.suppress(OSError):
         fd = os.open(".", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, dir_fd=dir_fd)
@@ -278,11 +296,13 @@ def _open_dir(name: str, dir_fd: int, path: str, shown: str) -> int:
         ) from None
 
 
-def _held_directory(root: Path, names: list[str], path: str, *, create: bool) -> int:
+def _held_directory(
+    root: Path, names: list[str], path: str, *, create: bool, root_fd: int | None = None
+) -> int:
     """A descriptor of the directory that holds ``names[-1]``, reached from the root
-    one name at a time without following symbolic links (created when ``create``); the
-    caller closes it."""
-    fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    (``root_fd`` when the caller holds it open, else opened by name) one name at a time
+    without following symbolic links (created when ``create``); the caller closes it."""
+    fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC) if root_fd is None else root_fd
     try:
         for depth, name in enumerate(names[:-1], 1):
             shown = "/".join(names[:depth])
@@ -298,12 +318,14 @@ def _held_directory(root: Path, names: list[str], path: str, *, create: bool) ->
                 else:
                     _fsync_dir(fd)
                 step = _open_dir(name, fd, path, shown)
-            os.close(fd)
+            if fd != root_fd:
+                os.close(fd)
             fd = step
     except BaseException:
-        os.close(fd)
+        if fd != root_fd:
+            os.close(fd)
         raise
-    return fd
+    return os.dup(fd) if fd == root_fd else fd
 
 
 def _names(root: Path, path: str) -> list[str]:
@@ -317,13 +339,9 @@ def _names(root: Path, path: str) -> list[str]:
     return names
 
 
-def _check_target(name: str, dir_fd: int, path: str, *, exclusive: bool) -> None:
-    """Refuse a target that is a symbolic link, a directory or another non-file (and,
-    with ``exclusive``, any existing one) before the write begins."""
-    try:
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return
+def _refuse_target(st: os.stat_result, path: str, *, exclusive: bool) -> None:
+    """Refuse an existing target (``st``, not followed) that is a symbolic link, a
+    directory or another non-file (and, with ``exclusive``, any) before the write begins."""
     if stat.S_ISLNK(st.st_mode):
         raise _symlink_refusal(path, path)
     if stat.S_ISDIR(st.st_mode):
@@ -356,29 +374,36 @@ def write_inside(root: Path, path: str, data: bytes, *, exclusive: bool = False)
 
 
 def stage_inside(
-    root: Path, path: str, data: bytes, *, exclusive: bool = False
+    root: Path, path: str, data: bytes, *, exclusive: bool = False, root_fd: int | None = None
 ) -> StagedWrite | None:
     """The first half of :func:`write_inside`: the path walked and checked the same way,
     its directories made, ``data`` in a temporary file next to the target, which the
     returned write holds (with its directory) until it is published or discarded;
     nothing is flushed.  None where directories cannot be held by descriptor (the
-    write then goes through :func:`write_inside`)."""
+    write then goes through :func:`write_inside`).  ``root_fd`` is a descriptor of
+    ``root`` that the caller holds open: the walk starts from it (and leaves it open)
+    instead of opening ``root`` by name."""
     names = _names(root, path)
     if not HAVE_DIR_FD:
         return None
-    name = names[-1]
-    dir_fd = _held_directory(root, names, path, create=True)
-    try:
-        _check_target(name, dir_fd, path, exclusive=exclusive)
-    except BaseException:
-        os.close(dir_fd)
-        raise
+    dir_fd = _held_directory(root, names, path, create=True, root_fd=root_fd)
     # the write holds the directory from here, and closes it however it ends
-    return stage_bytes(name, data, dir_fd=dir_fd, exclusive=exclusive, owned_dir=True)
+    return stage_bytes(
+        names[-1],
+        data,
+        dir_fd=dir_fd,
+        exclusive=exclusive,
+        owned_dir=True,
+        check=lambda st: _refuse_target(st, path, exclusive=exclusive),
+    )
 
 
 def read_inside(
-    root: Path, path: str, *, check: Callable[[os.stat_result], None] | None = None
+    root: Path,
+    path: str,
+    *,
+    check: Callable[[os.stat_result], None] | None = None,
+    root_fd: int | None = None,
 ) -> bytes:
     """The bytes of root-relative ``path``, reached like :func:`write_inside` reaches it
     (no symbolic link followed: :class:`PathRefused`); a directory, a FIFO or a device
@@ -390,7 +415,7 @@ def read_inside(
     if not HAVE_DIR_FD:  # checked, then opened by name
         return _read_open(os.open(resolve(root, path), flags & ~_O_NOFOLLOW), check)
     name = names[-1]
-    dir_fd = _held_directory(root, names, path, create=False)
+    dir_fd = _held_directory(root, names, path, create=False, root_fd=root_fd)
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError as exc:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from plankit.textio import TEMP_RE, write_text_atomic
+from plankit.textio import write_text_atomic
+from plankit.write_temps import TEMP_RE
 from tests.security.helpers import plan, read, start_session, teddy
 from tests.waiting import wait_until
 
@@ -114,7 +115,7 @@ def test_no_temporary_file_is_left_after_kill_9_and_recovery(
 
 def test_a_temporary_file_a_running_write_holds_is_not_swept(tmp_path: Path) -> None:
     # a write that is still running (here: stopped in its fsync, alive) keeps its file
-    from plankit.textio import remove_abandoned_temp_files
+    from plankit.write_temps import remove_abandoned_temp_files
 
     target = tmp_path / "report.md"
     signal_file = tmp_path / "stopped"

@@ -18,6 +18,7 @@ from plankit.workspace import (
     find_root,
     is_inside,
     relative,
+    relative_posix,
     resolve,
     shorten,
 )
@@ -238,6 +239,28 @@ def test_inside_means_the_root_or_under_it(root: Path, tmp_path: Path) -> None:
 def test_relative_is_a_posix_path_from_the_root(root: Path) -> None:
     assert relative(root, root / "src" / "app.py") == "src/app.py"
     assert relative(root, root / "src" / ".." / "src") == "src"
+
+
+@pytest.mark.parametrize(
+    ("path", "top", "expected"),
+    [
+        ("/home/ana/proj/src/app.py", "/home/ana/proj", "src/app.py"),
+        ("/home/ana/proj", "/home/ana/proj", "."),
+        ("/home/ana/project/notes.md", "/home/ana/proj", None),  # a longer name is not under
+        ("/home/ana", "/home/ana/proj", None),
+        ("/etc/passwd", "/", "etc/passwd"),
+        ("/", "/", "."),
+    ],
+)
+def test_a_path_relative_to_a_folder_is_as_pathlib_says(
+    path: str, top: str, expected: str | None
+) -> None:
+    assert relative_posix(Path(path), Path(top)) == expected
+    try:
+        theirs: str | None = Path(path).relative_to(Path(top)).as_posix()
+    except ValueError:
+        theirs = None
+    assert theirs == expected
 
 
 def test_the_root_is_the_nearest_directory_with_teddy(

@@ -195,6 +195,37 @@ def test_a_group_writes_every_file_and_reports_each(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == []
 
 
+def test_a_group_opens_the_project_root_once_and_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "app.py").write_text("return 41\n")
+    root = str(tmp_path.resolve())
+    opened: list[int] = []
+    real_open, real_close = os.open, os.close
+    closed: list[int] = []
+
+    def spy_open(path: object, *args: object, **kwargs: object) -> int:
+        fd = real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+        if os.fspath(path) == root:  # type: ignore[arg-type]
+            opened.append(fd)
+        return fd
+
+    def spy_close(fd: int) -> None:
+        closed.append(fd)
+        real_close(fd)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    monkeypatch.setattr(os, "close", spy_close)
+    names = ["a.txt", "d/b.txt", "d/e/c.txt", "f.txt"]
+    outcome = run(tmp_path, *(create(n, n) for n in names), edit("app.py", "41", "42"))
+    monkeypatch.undo()
+    assert summary(outcome) == ("5 total / 5 approved / 0 skipped", "5 succeeded / 0 failed")
+    assert [(tmp_path / n).read_text() for n in names] == [f"{n}\n" for n in names]
+    assert (tmp_path / "app.py").read_text() == "return 42\n"
+    # each path walked from one descriptor of the root, held for the group, then let go
+    assert len(opened) == 1 and opened[0] in closed
+
+
 def test_a_failed_check_publishes_the_writes_before_it_and_skips_the_rest(
     tmp_path: Path,
 ) -> None:

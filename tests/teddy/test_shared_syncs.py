@@ -173,3 +173,50 @@ def test_a_failing_syncfs_fails_the_write_that_needed_it(
         pytest.raises(OSError, match="syncfs failed"),
     ):
         syncing.barrier(handle.fileno())
+
+
+def _other_file_system(tmp_path: Path) -> Path | None:
+    """A writable folder on another file system than ``tmp_path`` (/dev/shm), if any."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        return None
+    if shm.stat().st_dev == tmp_path.stat().st_dev:
+        return None
+    return shm
+
+
+def test_a_group_writing_on_two_file_systems_syncs_both_before_any_file_appears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a project holding a mount point: its files are on another disk than the first's
+    other = _other_file_system(tmp_path)
+    if other is None:
+        pytest.skip("no second file system to write on")
+    import tempfile
+
+    from plankit.teddy.format.model import Create
+    from plankit.teddy.run.report import ActionResult
+    from plankit.textio import stage_bytes
+
+    real_syncfs = syncing._syncfs()
+    targets = [tmp_path / "a.txt"]
+    synced: list[tuple[int, list[bool]]] = []
+
+    def syncfs(fd: int) -> int:
+        synced.append((os.fstat(fd).st_dev, [t.exists() for t in targets]))
+        return real_syncfs(fd)
+
+    monkeypatch.setattr(syncing, "_syncfs", lambda: syncfs)
+    with tempfile.TemporaryDirectory(dir=other) as mounted:
+        targets.append(Path(mounted) / "b.txt")
+        with syncing.shared_syncs():
+            staged = [
+                (i, ActionResult(Create(t.name, "x"), True, None, True, 0.0), stage_bytes(t, b"x"))
+                for i, t in enumerate(targets)
+            ]
+            done = batch._publish(staged, lambda index, result: result)
+        assert [r.success for r in done] == [True, True]
+        assert all(t.read_bytes() == b"x" for t in targets)
+        devices = {t.parent.stat().st_dev for t in targets}
+        before = {device for device, seen in synced if not any(seen)}
+        assert devices <= before, "a file system was not synced before the files appeared"

@@ -7,9 +7,10 @@ Ctrl-C raises :class:`Interrupted` carrying the partial result.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -33,7 +34,15 @@ from plankit.teddy.run.edits import EditFailed, edit_file_text, unified_diff
 from plankit.teddy.run.protect import check_protected, hard_link_check
 from plankit.teddy.run.report import ActionResult
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, read_inside, resolve, stage_inside, write_inside
+from plankit.workspace import (
+    HAVE_DIR_FD,
+    PathRefused,
+    read_inside,
+    relative_posix,
+    resolve,
+    stage_inside,
+    write_inside,
+)
 
 if TYPE_CHECKING:
     from plankit.teddy.run.research import SearchBackend
@@ -70,15 +79,31 @@ class LocalFiles:
         self.root = root.resolve() if root is not None else None
         self.read_check = read_check
         """Given each file read, before and after (it raises to refuse the file)."""
+        self._root_fd: int | None = None
+
+    @contextlib.contextmanager
+    def holding_root(self) -> Iterator[None]:
+        """The root held open by one descriptor while the block runs (a group of
+        writes, where no command runs between them): each path is walked from it,
+        instead of from the root opened by name every time."""
+        if self.root is None or self._root_fd is not None or not HAVE_DIR_FD:
+            yield
+            return
+        self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            yield
+        finally:
+            fd, self._root_fd = self._root_fd, None
+            os.close(fd)
 
     def _split(self, path: Path) -> tuple[Path, str]:
         if self.root is not None:
-            try:
-                return self.root, path.relative_to(self.root).as_posix()
-            except ValueError:
+            rest = relative_posix(path, self.root)
+            if rest is None:
                 raise PathRefused(
                     "is outside the project root; refused", code="path-refused", path=str(path)
-                ) from None
+                )
+            return self.root, rest
         if not path.is_absolute():
             return Path.cwd(), path.as_posix()
         anchor = Path(path.anchor)
@@ -88,7 +113,9 @@ class LocalFiles:
         return os.path.lexists(path)
 
     def read_text(self, path: Path) -> str:
-        return read_inside(*self._split(path), check=self.read_check).decode("utf-8")
+        root, rest = self._split(path)
+        held = self._root_fd if root == self.root else None
+        return read_inside(root, rest, check=self.read_check, root_fd=held).decode("utf-8")
 
     def write_text(self, path: Path, text: str) -> None:
         write_inside(*self._split(path), text.encode("utf-8"))
@@ -101,7 +128,9 @@ class LocalFiles:
     def stage_text(self, path: Path, text: str, *, exclusive: bool) -> StagedWrite | None:
         """The write of :meth:`write_text` (:meth:`create_text` with ``exclusive``) up to
         the flush before its rename (:func:`plankit.workspace.stage_inside`)."""
-        return stage_inside(*self._split(path), text.encode("utf-8"), exclusive=exclusive)
+        root, rest = self._split(path)
+        held = self._root_fd if root == self.root else None
+        return stage_inside(root, rest, text.encode("utf-8"), exclusive=exclusive, root_fd=held)
 
 
 class CommandRunner(Protocol):

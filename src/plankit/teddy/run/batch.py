@@ -117,23 +117,26 @@ def run_group(
     staged: list[tuple[int, ActionResult, StagedWrite]] = []
     last: tuple[int, ActionResult] | None = None
     interrupted = False
+    files = runtime.files
+    holding = files.holding_root() if isinstance(files, LocalFiles) else contextlib.nullcontext()
     try:
-        for index in indices:
-            action = actions[index]
-            if journal is not None:
-                journal.start(index, action)
-            if progress is not None:
-                progress.started(index, action)
-            writes: list[StagedWrite] = []
-            try:
-                result = run(action, runtime, writes)
-            except Interrupted as exc:
-                last, interrupted = (index, exc.result), True
-                break
-            if not writes:  # it failed before writing anything
-                last = (index, result)
-                break
-            staged.append((index, result, writes[0]))
+        with holding:  # the root, for the walks of the staging only
+            for index in indices:
+                action = actions[index]
+                if journal is not None:
+                    journal.start(index, action)
+                if progress is not None:
+                    progress.started(index, action)
+                writes: list[StagedWrite] = []
+                try:
+                    result = run(action, runtime, writes)
+                except Interrupted as exc:
+                    last, interrupted = (index, exc.result), True
+                    break
+                if not writes:  # it failed before writing anything
+                    last = (index, result)
+                    break
+                staged.append((index, result, writes[0]))
         if interrupted:  # none published: their temporary files go in the finally below
             done = [finish(i, ActionResult(r.action, True, NOT_STARTED)) for i, r, _ in staged]
         else:
@@ -157,6 +160,8 @@ def _publish(
     rest are skipped (their temporary files removed)."""
     error: str | None = None
     if staged:
+        for _, _, write in staged:  # files under a mount point in the project too
+            syncing.watch(write.fd, write.device)
         try:
             syncing.barrier(staged[0][2].fd)
         except OSError as exc:  # the first action fails with it, as alone it would

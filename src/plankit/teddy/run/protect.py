@@ -18,7 +18,7 @@ from pathlib import Path
 
 from plankit.protected_paths import protected_by, protected_links
 from plankit.teddy.session.config import Config
-from plankit.workspace import PathRefused, real_root, shorten
+from plankit.workspace import PathRefused, real_root, relative_posix, shorten
 
 CODE = "protected-path"
 """The code of a refusal (in the report, ``--json`` and the re-plan message)."""
@@ -38,10 +38,7 @@ def check_protected(
     (``write``) or ``protected_paths.read`` (``read``)."""
     where = [(path, "")]
     if real is not None:
-        try:
-            target = real.relative_to(real_root(root)).as_posix()
-        except ValueError:
-            target = None
+        target = relative_posix(real, real_root(root))
         if target is not None and target != path.strip("/"):
             where.append((target, f"leads to `{shorten(target)}`, a "))
     if read and real is not None and config.protected_read:

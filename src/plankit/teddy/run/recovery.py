@@ -7,7 +7,7 @@ Whether or not there was a turn to finish, it then sweeps the temporary files th
 TeDDy's own killed writes left (``report.md``, ``input.md``, ``meta.yaml``, ``memos.yaml``
 …) from ``.teddy/``, the session's folder and its latest turns (every turn after a
 recovery); a temporary file a running write holds is never taken
-(:func:`plankit.textio.remove_abandoned_temp_files`).
+(:func:`plankit.write_temps.remove_abandoned_temp_files`).
 ``teddy execute`` calls it under the session lock before anything else, and on Ctrl-C;
 ``teddy resume``, ``context`` and ``plan`` call :func:`recover_session`.
 """
@@ -51,7 +51,7 @@ def sweep_own_temp_files(session: Session, *, every_turn: bool = False) -> int:
     """Remove the temporary files killed writes of TeDDy's own files left in ``.teddy/``,
     the session's folder, its URL cache and its last two turns (``every_turn``: all of
     them); how many."""
-    from plankit.textio import remove_abandoned_temp_files
+    from plankit.write_temps import remove_abandoned_temp_files
 
     turns = sorted(
         (Path(e.path) for e in os.scandir(session.path) if e.is_dir() and e.name.isdigit()),
@@ -142,8 +142,8 @@ def _recovered_report(turn: Turn, plan: Plan, state: Replay, results: list[Actio
 
 def _remove_stray_temp_files(root: Path, targets: Iterable[list[str]]) -> None:
     """Temporary files a killed atomic write left next to the actions' targets."""
-    from plankit.textio import remove_abandoned_temp_files
     from plankit.workspace import PathRefused, resolve
+    from plankit.write_temps import remove_abandoned_temp_files
 
     for paths in targets:
         for target in paths:
