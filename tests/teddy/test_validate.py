@@ -258,6 +258,45 @@ def test_create_of_a_file_created_earlier_in_the_plan_is_refused(root: Path) -> 
     ]
 
 
+def test_create_under_a_file_names_the_file_in_the_way(root: Path) -> None:
+    # the model takes a module for a package: `a.py/helpers.py`, `src/config/...`
+    (root / "src" / "config").write_text("debug = true\n", encoding="utf-8")
+    plan = _plan(
+        Create("a.py/helpers.py", "x", line=3),
+        Create("src/config/settings/base.py", "y", line=9),
+        Create("src/settings.py", "z", line=15),
+    )
+    assert _issues(plan, root) == [
+        (
+            1,
+            3,
+            "not-a-directory",
+            "`CREATE` on `a.py/helpers.py`: 'a.py' is a file, not a directory: nothing can "
+            "be created under it",
+        ),
+        (
+            2,
+            9,
+            "not-a-directory",
+            "`CREATE` on `src/config/settings/base.py`: 'src/config' is a file, not a "
+            "directory: nothing can be created under it",
+        ),
+    ]
+
+
+def test_create_under_a_link_to_a_file_names_the_file_it_leads_to(root: Path) -> None:
+    (root / "current").symlink_to("a.py")
+    assert _issues(_plan(Create("current/x.py", "x", line=4)), root) == [
+        (
+            1,
+            4,
+            "not-a-directory",
+            "`CREATE` on `current/x.py`: 'a.py' is a file, not a directory: nothing can be "
+            "created under it",
+        )
+    ]
+
+
 # --- EDIT ---------------------------------------------------------------------------------
 
 

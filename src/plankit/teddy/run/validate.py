@@ -8,7 +8,7 @@ Checks, against the plan and the workspace as it is:
 - no CREATE or EDIT of a ``protected_paths.write`` path, no READ, EDIT or handoff of a
   ``protected_paths.read`` one (:mod:`plankit.teddy.run.protect`: ``.git`` and
   ``.teddy`` by default);
-- CREATE: the file does not exist yet;
+- CREATE: the file does not exist yet, and no name on its way is a file;
 - EDIT: the file exists, is in the assembled context (the turn's ``turn.context``, the
   session's ``session.context`` or ``.teddy/global.context``: input.md shows all three)
   or was created earlier in the same plan, and its FIND blocks apply in order, each
@@ -49,7 +49,7 @@ from plankit.teddy.run.edits import EditFailed, edit_file_text
 from plankit.teddy.run.protect import check_protected
 from plankit.teddy.session.config import Config, load_config
 from plankit.teddy.session.memos import check_memos
-from plankit.workspace import PathRefused, components, resolve, shorten
+from plankit.workspace import PathRefused, components, real_root, resolve, shorten
 
 if TYPE_CHECKING:
     from plankit.teddy.session.layout import Turn
@@ -122,7 +122,18 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
             case Create(path=path, content=content):
                 target = inside(path, write=True)
                 if target is not None:
-                    if target in overlay or os.path.lexists(target):  # a dangling link too
+                    found = _existing(target)
+                    blocker = (
+                        None if found is not None else _file_on_the_way(real_root(ws.root), target)
+                    )
+                    if blocker is not None:
+                        fail(
+                            f"'{shorten(blocker)}' is a file, not a directory: nothing can be "
+                            "created under it",
+                            path,
+                            code="not-a-directory",
+                        )
+                    elif target in overlay or found:  # a dangling link exists too
                         fail(
                             "the file already exists; use EDIT to change it",
                             path,
@@ -193,6 +204,27 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
             case Conclude(handoff_resources=handoff):
                 _check_handoff(handoff, inside, fail)
     return issues
+
+
+def _existing(target: Path) -> bool | None:
+    """Whether ``target`` exists (a dangling link too), or None when a name on its way
+    is a file, not a directory."""
+    try:
+        os.lstat(target)
+    except NotADirectoryError:
+        return None
+    except OSError:
+        return False
+    return True
+
+
+def _file_on_the_way(root: Path, target: Path) -> str:
+    """The path, relative to the resolved ``root``, of the file that stands where
+    ``target`` (resolved, under it) needs a directory: found to have one."""
+    for folder in reversed(target.parents):
+        if root in folder.parents and os.path.lexists(folder) and not folder.is_dir():
+            return folder.relative_to(root).as_posix()
+    return target.parent.relative_to(root).as_posix()  # changed meanwhile: the nearest
 
 
 def _check_url(url: str, fail: Callable[..., None]) -> None:
