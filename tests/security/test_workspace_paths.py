@@ -248,6 +248,7 @@ def test_relative_is_a_posix_path_from_the_root(root: Path) -> None:
         ("/home/ana/proj", "/home/ana/proj", "."),
         ("/home/ana/project/notes.md", "/home/ana/proj", None),  # a longer name is not under
         ("/home/ana", "/home/ana/proj", None),
+        ("/home/ana/LaTeX/thesis.tex", "/home/ana/LaTeX", "thesis.tex"),  # ends in X
         ("/etc/passwd", "/", "etc/passwd"),
         ("/", "/", "."),
     ],

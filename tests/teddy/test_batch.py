@@ -226,6 +226,42 @@ def test_a_group_opens_the_project_root_once_and_closes_it(
     assert len(opened) == 1 and opened[0] in closed
 
 
+def _open_descriptors() -> list[str]:
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_create_under_a_file_fails_in_its_group_and_leaves_no_descriptor_open(
+    tmp_path: Path,
+) -> None:
+    class MakesAFile(ScriptedApprover):
+        """Another program writes a file `config` while the plan waits for approval
+        (validation, before it, refuses a plan that creates under a file)."""
+
+        def review(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            (tmp_path / "config").write_text("debug = true\n")
+            return super().review(*args, **kwargs)
+
+    before = _open_descriptors()
+    outcome = run(
+        tmp_path,
+        create("a.txt", "A"),
+        create("src/deep/b.txt", "B"),
+        create("config/settings.py", "x = 1"),
+        create("c.txt"),
+        approver=MakesAFile(["approve"]),
+    )
+    assert _open_descriptors() == before
+    found = sections(outcome)
+    assert "'config' is a file, not a directory" in found[2]
+    assert "skipped after the failure of `CREATE` above" in found[3]
+    assert summary(outcome) == ("4 total / 3 approved / 1 skipped", "2 succeeded / 1 failed")
+    assert (tmp_path / "a.txt").read_text() == "A\n"
+    assert (tmp_path / "src/deep/b.txt").read_text() == "B\n"
+    assert (tmp_path / "config").read_text() == "debug = true\n"
+    assert not (tmp_path / "c.txt").exists() and leftovers(tmp_path) == []
+
+
 def test_a_failed_check_publishes_the_writes_before_it_and_skips_the_rest(
     tmp_path: Path,
 ) -> None:
