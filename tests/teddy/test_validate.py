@@ -284,6 +284,16 @@ def test_create_under_a_file_names_the_file_in_the_way(root: Path) -> None:
     ]
 
 
+def test_a_file_in_the_way_that_is_gone_when_it_is_named_is_no_issue(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from plankit.teddy.run import validate
+
+    # the look at the path met a file on the way, which another program then removed
+    monkeypatch.setattr(validate, "_existing", lambda target: None)
+    assert _issues(_plan(Create("src/new/x.py", "x", line=4)), root) == []
+
+
 def test_create_under_a_link_to_a_file_names_the_file_it_leads_to(root: Path) -> None:
     (root / "current").symlink_to("a.py")
     assert _issues(_plan(Create("current/x.py", "x", line=4)), root) == [

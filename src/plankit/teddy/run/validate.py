@@ -218,13 +218,14 @@ def _existing(target: Path) -> bool | None:
     return True
 
 
-def _file_on_the_way(root: Path, target: Path) -> str:
+def _file_on_the_way(root: Path, target: Path) -> str | None:
     """The path, relative to the resolved ``root``, of the file that stands where
-    ``target`` (resolved, under it) needs a directory: found to have one."""
+    ``target`` (resolved, under it) needs a directory; None when there is none (any
+    more: the workspace is judged as it is)."""
     for folder in reversed(target.parents):
         if root in folder.parents and os.path.lexists(folder) and not folder.is_dir():
             return folder.relative_to(root).as_posix()
-    return target.parent.relative_to(root).as_posix()  # changed meanwhile: the nearest
+    return None
 
 
 def _check_url(url: str, fail: Callable[..., None]) -> None:
