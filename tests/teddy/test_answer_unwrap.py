@@ -364,3 +364,141 @@ def test_a_wrapped_plan_cut_off_inside_a_heredoc_is_not_ended_at_a_fence_in_it()
             Change(32, "the block opened here never closed: inserted the closing fence ```` after line 38", "fence"),
         ),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("opener", "closer", "where"),
+    [
+        ("```\n", "```\n", "closed at line 44"),
+        ("```markdown\n", "```\n", "closed at line 44"),
+        ("```\n", "", "never closed"),  # cut off before the wrapper's end
+    ],
+)
+def test_a_wrapped_answer_with_a_remark_on_its_last_closing_fence_is_read_as_unwrapped(
+    opener: str, closer: str, where: str
+) -> None:
+    # GPT's answer of the corpus, its remark on the closing fence line of the last
+    # block, as it comes when the whole answer was put in a fence
+    from pathlib import Path
+
+    answer = (
+        Path(__file__).parent.parent / "data/answers/gpt-remark-on-the-closing-fence-line.answer.md"
+    ).read_text(encoding="utf-8")
+    alone = answer_to_plan(answer)
+    wrapped = answer_to_plan(opener + answer + closer)
+    assert wrapped.text == alone.text
+    fence = opener.strip()
+    # every line a change names is a line of the input: one more than unwrapped
+    assert [(c.line, c.kind) for c in alone.changes] == [(42, "tail")]
+    assert wrapped.changes == (
+        Change(1, f"dropped the {fence} fence wrapped around the plan ({where})", "wrapper"),
+        Change(
+            43,
+            "the closing fence here has text after it: read as the end of the block opened "
+            "at line 27 and a remark after the plan, dropped (line 43): 'I can add a "
+            "troubleshooting section too…'",
+            "tail",
+        ),
+    )
+
+
+@pytest.mark.parametrize("cut", ["### Step 2 - `EDIT`\n", "- **File Path:**", "- **Description:**"])
+def test_a_wrapped_answer_cut_off_before_its_find_block_keeps_all_it_has(cut: str) -> None:
+    # Gemini's answer of the corpus in a bare fence, stopped by the length limit in the
+    # middle of an EDIT: the wrapping fence's own line is no end of it, so nothing of
+    # the plan is dropped
+    from pathlib import Path
+
+    answer = (
+        Path(__file__).parent.parent / "data/answers/gemini-numbered-sections-and-steps.answer.md"
+    ).read_text(encoding="utf-8")
+    lines = answer.splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith(cut)) + 1
+    part = "".join(lines[:at])
+    alone = answer_to_plan(part)
+    wrapped = answer_to_plan("```\n" + part)
+    assert wrapped.text == alone.text and wrapped.text.startswith("# Fix the flaky worker test")
+    assert wrapped.changes == (
+        Change(1, "dropped the ``` fence wrapped around the plan (never closed)", "wrapper"),
+        *(Change(c.line + 1, c.message, c.kind) for c in alone.changes),
+    )
+    assert {c.kind for c in alone.changes} == {"heading"}
+
+
+LET_ME_KNOW = "\nLet me know if you want changes.\n"
+
+
+@pytest.mark.parametrize(
+    ("opener", "after", "line", "dropped"),
+    [
+        ("```\n", LET_ME_KNOW, 40, "(line 40): 'Let me know if you want changes.'"),
+        ("```\n", "  \n\nDone.\n", 41, "(line 41): 'Done.'"),  # two spaces on the line between
+        ("```markdown\n", LET_ME_KNOW, 40, "(line 40): 'Let me know if you want changes.'"),
+        ("~~~markdown\n", LET_ME_KNOW, 40, "(line 40): 'Let me know if you want changes.'"),
+        ("~~~markdown\n", "\n```shell\npytest -q\n```\n", 40, "(lines 40-42): '```shell'"),
+    ],
+)
+def test_a_wrapped_plan_whose_last_fence_has_a_word_ends_at_the_wrapper_not_the_remark(
+    opener: str, after: str, line: int, dropped: str
+) -> None:
+    # a local model closes its last block with "```python"; the whole answer came in a
+    # fence, with a remark (or the command to run) under it: the wrapper ends at its own
+    # closing line, so what follows is dropped, not taken into the plan as the rest of
+    # a wrapper never closed
+    from pathlib import Path
+
+    answer = (
+        Path(__file__).parent.parent / "data/answers/local-closing-fence-glued-to-a-word.answer.md"
+    ).read_text(encoding="utf-8")
+    result = answer_to_plan(opener + answer + opener[:3] + "\n" + after)
+    assert result.text == answer
+    fence = opener.strip()
+    assert result.changes == (
+        Change(
+            1, f"dropped the {fence} fence wrapped around the plan (closed at line 38)", "wrapper"
+        ),
+        Change(line, f"dropped the text after the plan's fence {dropped}", "remarks"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("opener", "closers", "second"),
+    [
+        ("```markdown\n", "```\n```\n", 51),  # the wrapper closed twice
+        ("```markdown\n", "```\n\n```\n", 52),
+        ("````markdown\n", "````\n\n```\n", 52),  # then a fence of the inner blocks' length
+        ("```\n", "```\n```\n", 51),
+    ],
+)
+def test_a_stray_fence_after_the_wrapper_does_not_pull_the_remark_into_the_last_command(
+    opener: str, closers: str, second: int
+) -> None:
+    # Gemini's answer of the corpus (a remark after its last EXECUTE block) in a fence,
+    # with one fence too many at the end.  Ending the wrapper at that last fence instead
+    # would make the remark and the wrapper's own closing line part of the shell command
+    # (its block lengthened to hold them): dropping a remark must not count against an
+    # end that needs fewer repairs
+    from pathlib import Path
+
+    answer = (
+        Path(__file__).parent.parent / "data/answers/gemini-numbered-sections-and-steps.answer.md"
+    ).read_text(encoding="utf-8")
+    alone = answer_to_plan(answer)
+    result = answer_to_plan(opener + answer + closers)
+    assert result.text == alone.text
+    assert "pytest -q tests/test_worker.py --count 20\n```\n" in result.text
+    fence = opener.strip()
+    assert [c for c in result.changes if c.kind != "heading"] == [
+        Change(
+            1, f"dropped the {fence} fence wrapped around the plan (closed at line 50)", "wrapper"
+        ),
+        Change(
+            49,
+            "dropped the text after the last action (line 49): 'This should make the test "
+            "deterministic…'",
+            "remarks",
+        ),
+        Change(
+            second, f"dropped the text after the plan's fence (line {second}): '```'", "remarks"
+        ),
+    ]

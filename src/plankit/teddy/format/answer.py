@@ -274,7 +274,7 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
     ends.reverse()
     if not ends or body[ends[0] or 0 :].partition("\n")[2].strip():
         ends.append(None)  # the answer may be cut off before the wrapping fence's end
-    best: tuple[tuple[bool, bool, bool, int, int, bool, int], _Attempt, int | None] | None = None
+    best: tuple[tuple[bool, bool, bool, int, bool, int], _Attempt, int | None] | None = None
     for rank, end in enumerate(ends):
         # an end that leaves sections or actions after it cuts the plan short
         short = end is not None and _has_plan_headings(body[end:])
@@ -282,16 +282,13 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
         parses = attempt.parses
         if parses is None:
             parses = check_plan(attempt.text)[0] is not None
-        # a plan whose last block had to be closed was probably cut inside that block
-        dropped_text = sum(c.kind == "remarks" for c in attempt.changes)
         # what follows a wrapping fence's end is nothing, or remarks set apart by a blank line
         rest = "" if end is None else body[end:].partition("\n")[2]
         odd = bool(rest.strip()) and REMARKS_RE.match(rest) is None and rest[:1] not in "\r\n"
         score = (
             short,
             not parses,
-            attempt.open_end,
-            dropped_text,
+            attempt.open_end,  # its last block had to be closed: probably cut inside it
             len(attempt.changes),
             odd,
             rank,
