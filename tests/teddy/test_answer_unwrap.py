@@ -5,6 +5,7 @@ leaves to ``answer_to_plan``."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,21 @@ from plankit.teddy.format.preprocess import Change, Preprocessed
 from tests.teddy.test_answer import CHAT, CREATE, EXECUTE, HEAD, PLAN, SWALLOWED
 
 WRAPPER = "dropped the ```markdown fence wrapped around the plan"
+CORPUS = Path(__file__).parent.parent / "data" / "answers"
+
+
+def _corpus(name: str) -> str:
+    """An answer of the hand-written corpus, as the model wrote it."""
+    return (CORPUS / name).read_text(encoding="utf-8")
+
+
+def _alone_and_around(name: str, before: str, after: str) -> tuple[Preprocessed, Preprocessed]:
+    """A corpus answer read as it is, and read with ``before`` and ``after`` around it:
+    the same plan either way."""
+    answer = _corpus(name)
+    alone, around = answer_to_plan(answer), answer_to_plan(before + answer + after)
+    assert around.text == alone.text
+    return alone, around
 
 
 def test_a_wrapped_plan_is_not_cut_at_an_inner_fence_to_spare_a_repair() -> None:
@@ -379,14 +395,8 @@ def test_a_wrapped_answer_with_a_remark_on_its_last_closing_fence_is_read_as_unw
 ) -> None:
     # GPT's answer of the corpus, its remark on the closing fence line of the last
     # block, as it comes when the whole answer was put in a fence
-    from pathlib import Path
-
-    answer = (
-        Path(__file__).parent.parent / "data/answers/gpt-remark-on-the-closing-fence-line.answer.md"
-    ).read_text(encoding="utf-8")
-    alone = answer_to_plan(answer)
-    wrapped = answer_to_plan(opener + answer + closer)
-    assert wrapped.text == alone.text
+    name = "gpt-remark-on-the-closing-fence-line.answer.md"
+    alone, wrapped = _alone_and_around(name, opener, closer)
     fence = opener.strip()
     # every line a change names is a line of the input: one more than unwrapped
     assert [(c.line, c.kind) for c in alone.changes] == [(42, "tail")]
@@ -407,11 +417,7 @@ def test_a_wrapped_answer_cut_off_before_its_find_block_keeps_all_it_has(cut: st
     # Gemini's answer of the corpus in a bare fence, stopped by the length limit in the
     # middle of an EDIT: the wrapping fence's own line is no end of it, so nothing of
     # the plan is dropped
-    from pathlib import Path
-
-    answer = (
-        Path(__file__).parent.parent / "data/answers/gemini-numbered-sections-and-steps.answer.md"
-    ).read_text(encoding="utf-8")
+    answer = _corpus("gemini-numbered-sections-and-steps.answer.md")
     lines = answer.splitlines(keepends=True)
     at = next(n for n, line in enumerate(lines) if line.startswith(cut)) + 1
     part = "".join(lines[:at])
@@ -445,11 +451,7 @@ def test_a_wrapped_plan_whose_last_fence_has_a_word_ends_at_the_wrapper_not_the_
     # fence, with a remark (or the command to run) under it: the wrapper ends at its own
     # closing line, so what follows is dropped, not taken into the plan as the rest of
     # a wrapper never closed
-    from pathlib import Path
-
-    answer = (
-        Path(__file__).parent.parent / "data/answers/local-closing-fence-glued-to-a-word.answer.md"
-    ).read_text(encoding="utf-8")
+    answer = _corpus("local-closing-fence-glued-to-a-word.answer.md")
     result = answer_to_plan(opener + answer + opener[:3] + "\n" + after)
     assert result.text == answer
     fence = opener.strip()
@@ -478,14 +480,7 @@ def test_a_stray_fence_after_the_wrapper_does_not_pull_the_remark_into_the_last_
     # would make the remark and the wrapper's own closing line part of the shell command
     # (its block lengthened to hold them): dropping a remark must not count against an
     # end that needs fewer repairs
-    from pathlib import Path
-
-    answer = (
-        Path(__file__).parent.parent / "data/answers/gemini-numbered-sections-and-steps.answer.md"
-    ).read_text(encoding="utf-8")
-    alone = answer_to_plan(answer)
-    result = answer_to_plan(opener + answer + closers)
-    assert result.text == alone.text
+    _, result = _alone_and_around("gemini-numbered-sections-and-steps.answer.md", opener, closers)
     assert "pytest -q tests/test_worker.py --count 20\n```\n" in result.text
     fence = opener.strip()
     assert [c for c in result.changes if c.kind != "heading"] == [
