@@ -284,6 +284,34 @@ def test_create_under_a_file_names_the_file_in_the_way(root: Path) -> None:
     ]
 
 
+def test_create_under_a_file_an_earlier_create_makes_is_refused(root: Path) -> None:
+    # the plan itself makes `config` a file, then takes it for a folder
+    plan = _plan(
+        Create("config", "debug = true", line=3),
+        Create("config/settings.py", "x", line=9),
+        Create("settings/base.py", "y", line=15),  # a folder the plan only names: fine
+        Create("settings/local.py", "z", line=21),
+        Create("src/app", "app = 1", line=27),
+        Create("src/app/views/home.py", "v", line=33),  # deeper under it
+    )
+    assert _issues(plan, root) == [
+        (
+            2,
+            9,
+            "not-a-directory",
+            "`CREATE` on `config/settings.py`: 'config' is a file an earlier CREATE makes, "
+            "not a directory: nothing can be created under it",
+        ),
+        (
+            6,
+            33,
+            "not-a-directory",
+            "`CREATE` on `src/app/views/home.py`: 'src/app' is a file an earlier CREATE "
+            "makes, not a directory: nothing can be created under it",
+        ),
+    ]
+
+
 def test_a_file_in_the_way_that_is_gone_when_it_is_named_is_no_issue(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

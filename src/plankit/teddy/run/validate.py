@@ -8,7 +8,8 @@ Checks, against the plan and the workspace as it is:
 - no CREATE or EDIT of a ``protected_paths.write`` path, no READ, EDIT or handoff of a
   ``protected_paths.read`` one (:mod:`plankit.teddy.run.protect`: ``.git`` and
   ``.teddy`` by default);
-- CREATE: the file does not exist yet, and no name on its way is a file;
+- CREATE: the file does not exist yet, and no name on its way is a file (the project's,
+  or one an earlier CREATE makes);
 - EDIT: the file exists, is in the assembled context (the turn's ``turn.context``, the
   session's ``session.context`` or ``.teddy/global.context``: input.md shows all three)
   or was created earlier in the same plan, and its FIND blocks apply in order, each
@@ -100,6 +101,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
     )
     shown = None if context is None else context | {e.strip("/") for e in ws.shared_context}
     created: set[str] = set()
+    made: set[str] = set()  # the files CREATEs of the plan make, as real paths
     agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
     config = ws.config or load_config(ws.root)
 
@@ -123,12 +125,16 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
                 target = inside(path, write=True)
                 if target is not None:
                     found = _existing(target)
-                    blocker = (
-                        None if found is not None else _file_on_the_way(real_root(ws.root), target)
-                    )
+                    top = real_root(ws.root)
+                    blocker = made_blocker = None
+                    if found is None:
+                        blocker = _file_on_the_way(top, target)
+                    elif not found and made:
+                        blocker = made_blocker = _made_on_the_way(top, target, made)
                     if blocker is not None:
+                        what = "a file an earlier CREATE makes" if made_blocker else "a file"
                         fail(
-                            f"'{shorten(blocker)}' is a file, not a directory: nothing can be "
+                            f"'{shorten(blocker)}' is {what}, not a directory: nothing can be "
                             "created under it",
                             path,
                             code="not-a-directory",
@@ -142,6 +148,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
                     else:
                         overlay[target] = file_text(content)
                         created.add(path)
+                        made.add(os.fspath(target))
             case Edit(path=path, edits=edits):
                 target = inside(path, write=True, read=True)
                 if target is None:
@@ -225,6 +232,18 @@ def _file_on_the_way(root: Path, target: Path) -> str | None:
     for folder in reversed(target.parents):
         if root in folder.parents and os.path.lexists(folder) and not folder.is_dir():
             return folder.relative_to(root).as_posix()
+    return None
+
+
+def _made_on_the_way(root: Path, target: Path, made: set[str]) -> str | None:
+    """The path, relative to the resolved ``root``, of a file an earlier CREATE makes
+    where ``target`` (resolved, under it) needs a directory; None when there is none."""
+    text = os.fspath(target)
+    at = text.find(os.sep, len(os.fspath(root)) + 1)
+    while at != -1:
+        if text[:at] in made:
+            return Path(text[:at]).relative_to(root).as_posix()
+        at = text.find(os.sep, at + 1)
     return None
 
 
