@@ -79,7 +79,7 @@ class LocalFiles:
         self.root = root.resolve() if root is not None else None
         self.read_check = read_check
         """Given each file read, before and after (it raises to refuse the file)."""
-        self._root_fd: int | None = None
+        self._root_fd: int | None = None  # held by holding_root (only with a root)
 
     @contextlib.contextmanager
     def holding_root(self) -> Iterator[None]:
@@ -114,8 +114,7 @@ class LocalFiles:
 
     def read_text(self, path: Path) -> str:
         root, rest = self._split(path)
-        held = self._root_fd if root == self.root else None
-        return read_inside(root, rest, check=self.read_check, root_fd=held).decode("utf-8")
+        return read_inside(root, rest, check=self.read_check, root_fd=self._root_fd).decode("utf-8")
 
     def write_text(self, path: Path, text: str) -> None:
         write_inside(*self._split(path), text.encode("utf-8"))
@@ -129,8 +128,8 @@ class LocalFiles:
         """The write of :meth:`write_text` (:meth:`create_text` with ``exclusive``) up to
         the flush before its rename (:func:`plankit.workspace.stage_inside`)."""
         root, rest = self._split(path)
-        held = self._root_fd if root == self.root else None
-        return stage_inside(root, rest, text.encode("utf-8"), exclusive=exclusive, root_fd=held)
+        data = text.encode("utf-8")
+        return stage_inside(root, rest, data, exclusive=exclusive, root_fd=self._root_fd)
 
 
 class CommandRunner(Protocol):

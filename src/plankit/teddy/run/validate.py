@@ -50,7 +50,7 @@ from plankit.teddy.run.edits import EditFailed, edit_file_text
 from plankit.teddy.run.protect import check_protected
 from plankit.teddy.session.config import Config, load_config
 from plankit.teddy.session.memos import check_memos
-from plankit.workspace import PathRefused, components, real_root, resolve, shorten
+from plankit.workspace import PathRefused, components, real_root, relative_posix, resolve, shorten
 
 if TYPE_CHECKING:
     from plankit.teddy.session.layout import Turn
@@ -104,6 +104,7 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
     made: set[str] = set()  # the files CREATEs of the plan make, as real paths
     agents = {a.lower() for a in ws.known_agents} if ws.known_agents is not None else None
     config = ws.config or load_config(ws.root)
+    top = real_root(ws.root)  # where resolved paths are relative to
 
     for action in plan.actions:
 
@@ -125,7 +126,6 @@ def validate_plan(plan: Plan, ws: Workspace) -> list[Diagnostic]:
                 target = inside(path, write=True)
                 if target is not None:
                     found = _existing(target)
-                    top = real_root(ws.root)
                     blocker = made_blocker = None
                     if found is None:
                         blocker = _file_on_the_way(top, target)
@@ -231,7 +231,7 @@ def _file_on_the_way(root: Path, target: Path) -> str | None:
     more: the workspace is judged as it is)."""
     for folder in reversed(target.parents):
         if root in folder.parents and os.path.lexists(folder) and not folder.is_dir():
-            return folder.relative_to(root).as_posix()
+            return relative_posix(folder, root)
     return None
 
 
@@ -242,7 +242,7 @@ def _made_on_the_way(root: Path, target: Path, made: set[str]) -> str | None:
     at = text.find(os.sep, len(os.fspath(root)) + 1)
     while at != -1:
         if text[:at] in made:
-            return Path(text[:at]).relative_to(root).as_posix()
+            return relative_posix(Path(text[:at]), root)
         at = text.find(os.sep, at + 1)
     return None
 
