@@ -40,6 +40,22 @@ def _rule_parts(rule: str) -> tuple[str, ...]:
     return parts if anchored else ("**", *parts)
 
 
+@lru_cache(maxsize=256)
+def _name_anywhere(rule: str) -> str | None:
+    """The one name ``rule`` protects at any depth, folded, when it is a plain name with
+    no glob character (``.git``, ``.teddy``: the default rules), else None.  Such a rule
+    matches a path when the name is one of the path's names: a set lookup, not a glob
+    match per name."""
+    parts = _rule_parts(rule)
+    if len(parts) == 2 and parts[0] == "**" and not _GLOB_CHARS.intersection(parts[1]):
+        return parts[1]
+    return None
+
+
+_GLOB_CHARS = frozenset("*?[")
+"""What makes a rule's name a pattern for :func:`fnmatch.fnmatchcase`."""
+
+
 def _matches_a_prefix(rule: Sequence[str], names: list[str]) -> bool:
     """Whether ``rule`` matches ``names`` or a directory above them (no recursion:
     one pass per rule component over the path)."""
@@ -74,7 +90,8 @@ def protected_by(path: str, rules: Iterable[str]) -> str | None:
     if not names:
         return None
     for rule in rules:
-        if _matches_a_prefix(_rule_parts(rule), names):
+        name = _name_anywhere(rule)
+        if name in names if name is not None else _matches_a_prefix(_rule_parts(rule), names):
             return rule
     return None
 
