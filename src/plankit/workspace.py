@@ -49,6 +49,11 @@ class PathRefused(InputError):
     """A path that would leave the project root (or is not a path at all)."""
 
 
+class LinkOnTheWay(PathRefused):
+    """A symbolic link met by a walk that follows none (:func:`write_inside`,
+    :func:`read_inside`): on the path, or as the file itself."""
+
+
 def find_root(start: Path | None = None) -> Path | None:
     """The nearest directory at or above ``start`` that holds ``.teddy/``, like git."""
     here = (start or Path.cwd()).resolve()
@@ -208,6 +213,20 @@ def resolve(root: Path, path: str) -> Path:
     return real
 
 
+def as_written(root: Path, path: str) -> Path:
+    """Root-relative ``path`` under the resolved root, checked as :func:`resolve` checks
+    it but with nothing looked up: what :func:`resolve` gives when no symbolic link is on
+    the way.  For a walk that follows no link (:func:`stage_inside`), which refuses one
+    with :class:`LinkOnTheWay`; the caller then resolves the path."""
+    problem = check_path(path)
+    if problem is not None:
+        raise _refuse(path, *problem)
+    top = real_root(root)
+    _check_length(top, path)
+    names = components(path)
+    return Path(f"{os.fspath(top).rstrip('/')}/{'/'.join(names)}") if names else top
+
+
 def relative_posix(path: Path, top: Path) -> str | None:
     """``path`` relative to ``top`` as a POSIX path (``.`` for ``top`` itself), or None
     when it is not under ``top``: ``path.relative_to(top).as_posix()`` without the
@@ -258,13 +277,13 @@ HAVE_DIR_FD = (
 system); elsewhere :func:`write_inside` and :func:`read_inside` check, then act."""
 
 
-def _symlink_refusal(path: str, shown: str) -> PathRefused:
-    return _refuse(
-        path,
-        "path-refused",
+def _symlink_refusal(path: str, shown: str) -> LinkOnTheWay:
+    return LinkOnTheWay(
         f"'{shorten(shown)}' is a symbolic link (it may have been swapped in after the "
         "path was checked); writes and reads of plan targets never follow one: "
         "nothing was done",
+        code="path-refused",
+        path=shorten(path),
     )
 
 

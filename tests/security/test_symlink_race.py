@@ -115,7 +115,8 @@ def test_no_write_escapes_while_a_directory_and_a_symlink_are_swapped(scratch: P
 
 def test_a_symlink_swapped_in_before_the_write_is_refused(scratch: Path) -> None:
     # The race made deterministic: the path is checked while `d` is a directory, and
-    # `d` becomes a link to outside/ right before the write.
+    # `d` becomes a link to outside/ right before the write.  The write walks into no
+    # link: it meets `d`, resolves where `d` leads now, and refuses that.
     root, outside = scratch / "proj", scratch / "outside"
     (root / "d").mkdir(parents=True)
     outside.mkdir()
@@ -131,5 +132,44 @@ def test_a_symlink_swapped_in_before_the_write_is_refused(scratch: Path) -> None
     files.create_text = swap_then_write  # type: ignore[attr-defined]
     result = run_action(Create("d/x.txt", "data"), rt)
     assert result.success is False
-    assert "'d' is a symbolic link" in result.notes[0]
+    assert "goes through a symbolic link that leads outside the project" in result.notes[0]
     assert list(outside.iterdir()) == []
+
+
+def test_a_symlink_swapped_in_after_the_path_was_resolved_is_refused(scratch: Path) -> None:
+    # `d` links to `e`, inside the project: the write meets the link, resolves the path
+    # to e/x.txt and writes there; right before it does, `e` becomes a link to outside/.
+    # The second walk follows no link either: refused, nothing written anywhere.
+    root, outside = scratch / "proj", scratch / "outside"
+    (root / "e").mkdir(parents=True)
+    (root / "d").symlink_to("e", target_is_directory=True)
+    outside.mkdir()
+    rt = Runtime(root, Config(), ShowOnly(io.StringIO()))
+    files = rt.files
+    real_write = files.create_text  # type: ignore[attr-defined]
+    written: list[Path] = []
+
+    def swap_then_write(path: Path, text: str) -> None:
+        written.append(path)
+        if len(written) == 2:  # the write to where `d` leads
+            (root / "e").rename(root / "e.old")
+            (root / "e").symlink_to(outside, target_is_directory=True)
+        real_write(path, text)
+
+    files.create_text = swap_then_write  # type: ignore[attr-defined]
+    result = run_action(Create("d/x.txt", "data"), rt)
+    assert result.success is False
+    assert "'e' is a symbolic link" in result.notes[0]
+    assert written == [rt.root.resolve() / "d/x.txt", rt.root.resolve() / "e/x.txt"]
+    assert list(outside.iterdir()) == [] and list((root / "e.old").iterdir()) == []
+
+
+def test_a_link_inside_the_project_is_written_through_where_it_leads(scratch: Path) -> None:
+    root = scratch / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "lib").symlink_to("src", target_is_directory=True)
+    rt = Runtime(root, Config(), ShowOnly(io.StringIO()))
+    result = run_action(Create("lib/app.py", "x = 1"), rt)
+    assert result.success is True, result.notes
+    assert (root / "src/app.py").read_text() == "x = 1\n"
+    assert (root / "lib").is_symlink()

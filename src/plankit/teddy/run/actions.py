@@ -36,7 +36,9 @@ from plankit.teddy.run.report import ActionResult
 from plankit.teddy.session.config import Config
 from plankit.workspace import (
     HAVE_DIR_FD,
+    LinkOnTheWay,
     PathRefused,
+    as_written,
     read_inside,
     relative_posix,
     resolve,
@@ -271,10 +273,17 @@ def _put(
 def _create(
     action: Create, rt: Runtime, started: float, staged: list[StagedWrite] | None
 ) -> ActionResult:
-    target = _target(rt, action.path, read=False)
     text = file_text(action.content)
     try:
-        _put(rt, target, text, staged, new=True)
+        if isinstance(rt.files, LocalFiles) and HAVE_DIR_FD:
+            # the walk follows no link: the path as written, resolved only when one is met
+            check_protected(rt.root, action.path, rt.config, write=True)
+            try:
+                _put(rt, as_written(rt.root, action.path), text, staged, new=True)
+            except LinkOnTheWay:
+                _put(rt, _target(rt, action.path, read=False), text, staged, new=True)
+        else:
+            _put(rt, _target(rt, action.path, read=False), text, staged, new=True)
     except FileExistsError:
         return _failed(action, started, EXISTS)
     size = len(text.encode("utf-8"))
