@@ -464,6 +464,42 @@ def test_a_wrapped_plan_whose_last_fence_has_a_word_ends_at_the_wrapper_not_the_
 
 
 @pytest.mark.parametrize(
+    ("opener", "closer"),
+    [
+        ("```markdown\n", "```\n"),
+        ("```\n", "```\n"),
+        ("````markdown\n", "````\n"),
+        ("~~~\n", "~~~\n"),
+    ],
+)
+@pytest.mark.parametrize(
+    "remark", ["Let me know if you want changes.", "Xcode users: rebuild first."]
+)
+def test_a_remark_right_under_the_wrapper_is_dropped_as_one_set_apart(
+    opener: str, closer: str, remark: str
+) -> None:
+    # Claude's answer of the corpus never closes its last block (the test command, a
+    # blank line, a remark); a chat gives it in a fence with its own remark right under
+    # the closing line.  That line ends the wrapper, and the answer is read as it is
+    # alone: where its last block ends cannot be told, and it says so.  Taking the
+    # chat's remark for text of the plan left the wrapper never closed, its closing
+    # line closed the last block, and the answer's remark became a shell command.
+    answer = _corpus("claude-open-last-block-then-remark.answer.md")
+    alone = answer_to_plan(answer)
+    result = answer_to_plan(opener + answer + closer + remark + "\n")
+    assert result.text == alone.text
+    assert [c.kind for c in result.changes] == ["wrapper", "remarks"]
+    assert result.changes[1] == Change(
+        50, f"dropped the text after the plan's fence (line 50): '{remark}'", "remarks"
+    )
+    assert [p.message for p in result.problems] == [
+        p.message.replace("line 47", "line 48").replace("line 45", "line 46")
+        for p in alone.problems
+    ]
+    assert "line 47 is either its last line or a remark" in alone.problems[0].message
+
+
+@pytest.mark.parametrize(
     ("opener", "closers", "second"),
     [
         ("```markdown\n", "```\n```\n", 51),  # the wrapper closed twice

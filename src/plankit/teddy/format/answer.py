@@ -282,9 +282,9 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
         parses = attempt.parses
         if parses is None:
             parses = check_plan(attempt.text)[0] is not None
-        # what follows a wrapping fence's end is nothing, or remarks set apart by a blank line
+        # what follows a wrapping fence's end is nothing, a blank line, or a remark
         rest = "" if end is None else body[end:].partition("\n")[2]
-        odd = bool(rest.strip()) and REMARKS_RE.match(rest) is None and rest[:1] not in "\r\n"
+        odd = bool(rest.strip()) and rest[:1] not in "\r\n" and not _remark_after(rest)
         score = (
             short,
             not parses,
@@ -324,6 +324,13 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
                 )
             )
     return attempt, dropped
+
+
+def _remark_after(rest: str) -> bool:
+    """Whether ``rest``, the text after a wrapping fence's end, starts as a remark: set
+    apart by a blank line, or a sentence right under it (a command's next line, `EOF`,
+    is none)."""
+    return REMARKS_RE.match(rest) is not None or is_sentence(rest.partition("\n")[0])
 
 
 def _blanked(blank: str, plan: str) -> _Attempt:
