@@ -475,23 +475,25 @@ def test_a_wrapped_plan_whose_last_fence_has_a_word_ends_at_the_wrapper_not_the_
 @pytest.mark.parametrize(
     "remark", ["Let me know if you want changes.", "Xcode users: rebuild first."]
 )
-def test_a_remark_right_under_the_wrapper_is_dropped_as_one_set_apart(
-    opener: str, closer: str, remark: str
+@pytest.mark.parametrize("blank", ["", "\n"])
+def test_a_remark_after_the_wrapper_leaves_an_open_last_block_reported_as_alone(
+    opener: str, closer: str, remark: str, blank: str
 ) -> None:
     # Claude's answer of the corpus never closes its last block (the test command, a
-    # blank line, a remark); a chat gives it in a fence with its own remark right under
-    # the closing line.  That line ends the wrapper, and the answer is read as it is
-    # alone: where its last block ends cannot be told, and it says so.  Taking the
-    # chat's remark for text of the plan left the wrapper never closed, its closing
-    # line closed the last block, and the answer's remark became a shell command.
+    # blank line, a remark); a chat gives it in a fence with its own remark under the
+    # closing line, right under it or after a blank line.  That line is the wrapper's
+    # end, and the answer is read as it is alone: where its last block ends cannot be
+    # told, and it says so.  Read as a wrapper never closed, the closing line ended the
+    # last block instead, and the answer's remark became a shell command, silently.
     answer = _corpus("claude-open-last-block-then-remark.answer.md")
     alone = answer_to_plan(answer)
-    result = answer_to_plan(opener + answer + closer + remark + "\n")
+    result = answer_to_plan(opener + answer + closer + blank + remark + "\n")
     assert result.text == alone.text
-    assert [c.kind for c in result.changes] == ["wrapper", "remarks"]
-    assert result.changes[1] == Change(
-        50, f"dropped the text after the plan's fence (line 50): '{remark}'", "remarks"
-    )
+    at = 51 if blank else 50
+    assert result.changes == (
+        Change(1, f"dropped the {opener.strip()} fence wrapped around the plan (closed at line 49)", "wrapper"),
+        Change(at, f"dropped the text after the plan's fence (line {at}): '{remark}'", "remarks"),
+    )  # fmt: skip
     assert [p.message for p in result.problems] == [
         p.message.replace("line 47", "line 48").replace("line 45", "line 46")
         for p in alone.problems

@@ -275,6 +275,7 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
     if not ends or body[ends[0] or 0 :].partition("\n")[2].strip():
         ends.append(None)  # the answer may be cut off before the wrapping fence's end
     best: tuple[tuple[bool, bool, bool, int, bool, int], _Attempt, int | None] | None = None
+    unsure: tuple[_Attempt, int] | None = None  # the last end, when it reads two ways
     for rank, end in enumerate(ends):
         # an end that leaves sections or actions after it cuts the plan short
         short = end is not None and _has_plan_headings(body[end:])
@@ -285,6 +286,9 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
         # what follows a wrapping fence's end is nothing, a blank line, or a remark
         rest = "" if end is None else body[end:].partition("\n")[2]
         odd = bool(rest.strip()) and rest[:1] not in "\r\n" and not _remark_after(rest)
+        if rank == 0 and end is not None and attempt.problems and not short:
+            if REMARKS_RE.match(rest) and is_sentence(rest.strip().partition("\n")[0]):
+                unsure = attempt, end  # the wrapper's end, then a remark of the chat
         score = (
             short,
             not parses,
@@ -299,6 +303,8 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
             break
     assert best is not None
     _, attempt, end = best
+    if end is None and unsure is not None:  # not the last block's end: reported, not guessed
+        attempt, end = unsure
     fence = run + opener.group("info")
     where = f"closed at line {_line(body, end)}" if end is not None else "never closed"
     dropped.append(
