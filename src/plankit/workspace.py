@@ -223,8 +223,7 @@ def as_written(root: Path, path: str) -> Path:
         raise _refuse(path, *problem)
     top = real_root(root)
     _check_length(top, path)
-    names = components(path)
-    return Path(f"{os.fspath(top).rstrip('/')}/{'/'.join(names)}") if names else top
+    return Path(f"{os.fspath(top).rstrip('/')}/{'/'.join(components(path))}")
 
 
 def relative_posix(path: Path, top: Path) -> str | None:

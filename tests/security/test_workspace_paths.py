@@ -12,6 +12,8 @@ import pytest
 from plankit.protected_paths import check_rule, protected_by, protected_links
 from plankit.workspace import (
     PathRefused,
+    as_written,
+    PathRefused,
     check_path,
     check_relative,
     components,
@@ -146,6 +148,24 @@ def test_resolve_answers_as_path_resolve_does_for_what_a_plan_names(tmp_path: Pa
         ".",
     ):
         assert resolve(root, path) == (root / path).resolve(), path
+
+
+def test_a_path_as_written_is_where_resolve_leads_when_no_link_is_on_the_way(
+    tmp_path: Path,
+) -> None:
+    # what a CREATE's write walks first (it resolves the path only at a link)
+    root = tmp_path / "thesis-LaTeX"
+    (root / "chapters" / "intro").mkdir(parents=True)
+    (root / "README.md").write_text("# Thesis\n")
+    for path in ("chapters/intro/main.tex", "appendix/a/proofs.tex", "./chapters//intro/", "."):
+        assert as_written(root, path) == resolve(root, path) == (root / path).resolve(), path
+    assert as_written(Path("/"), "etc/hostname") == Path("/etc/hostname")
+    assert as_written(Path("/"), ".") == Path("/")
+    for path, message in REFUSED[:6]:
+        with pytest.raises(PathRefused) as refused:
+            as_written(root, path)
+        assert (refused.value.code, refused.value.detail) == ("path-refused", message), path
+        assert refused.value.path == path
 
 
 def test_resolving_looks_only_below_the_root_and_down_to_the_first_missing_name(
