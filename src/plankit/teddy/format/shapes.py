@@ -127,7 +127,7 @@ class _Scan:
         """The next non-blank line after line ``i`` (0-based), or None."""
         for line in self.lines[i + 1 :]:
             if line.strip():
-                return line.rstrip("\r")
+                return line.removesuffix("\r")
         return None
 
     def opens_part(self, line: str | None) -> bool:

@@ -121,8 +121,10 @@ def fence_with_text(content: str, char: str, length: int) -> re.Match[str] | Non
     if last is None:
         return None
     line_end = content.find("\n", last.start())
-    line = content[last.start() : len(content) if line_end < 0 else line_end].rstrip("\r")
-    found = _FENCE_TEXT_RE.fullmatch(line)
+    # a CRLF line's CR is read as part of the text after the run, as by the search below
+    found = _FENCE_TEXT_RE.fullmatch(
+        content, last.start(), len(content) if line_end < 0 else line_end
+    )
     if found is None or found.group("run")[0] != char or len(found.group("run")) < length:
         return None
     after = "" if line_end < 0 else content[line_end + 1 :].replace("\r", "")
