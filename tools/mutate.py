@@ -241,7 +241,29 @@ def collect(work: Path, names: list[str]) -> dict[str, ModuleResult]:
     return results
 
 
-def report(work: Path, results: dict[str, ModuleResult]) -> str:
+def show(work: Path, results: dict[str, ModuleResult]) -> dict[str, str]:
+    """Each survivor's diff, as ``mutmut show`` prints it, by its full name."""
+    return {
+        key: mutmut(work, "show", key).stdout.strip()
+        for r in results.values()
+        for key in r.survivors
+    }
+
+
+def fingerprint(name: str, diff: str) -> str:
+    """What mutant ``name`` changes, in short: its function and the lines its ``diff``
+    removes and adds, without context or line numbers, so that a mutant renumbered by an
+    edit elsewhere in its function keeps its fingerprint and one changed does not."""
+    function = name.rsplit("__mutmut_", 1)[0]
+    lines = [
+        line
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    return hashlib.sha256("\n".join([function, *lines]).encode()).hexdigest()[:16]
+
+
+def report(work: Path, results: dict[str, ModuleResult], diffs: dict[str, str]) -> str:
     width = max(len(name) for name in results)
     lines = [f"{'module':<{width}}  mutants  killed  survived  kill rate"]
     for r in results.values():
@@ -251,8 +273,7 @@ def report(work: Path, results: dict[str, ModuleResult]) -> str:
         )
     for r in results.values():
         for key in r.survivors:
-            diff = mutmut(work, "show", key).stdout.strip()
-            lines += ["", f"# {key}: {r.statuses[key]}", *diff.splitlines()[2:]]
+            lines += ["", f"# {key}: {r.statuses[key]}", *diffs[key].splitlines()[2:]]
     return "\n".join(lines) + "\n"
 
 
@@ -261,17 +282,45 @@ RECORDS = ROOT / "docs" / "mutation"
 and, written by hand, why each survivor is left (``tools/mutation_table.py``)."""
 
 
-def record(path: Path, result: ModuleResult, tests: list[Path]) -> Path:
-    """Write ``result`` to the module's record, keeping the reasons of survivors still there."""
+def carried(old: dict, prints: dict[str, str]) -> tuple[list[dict], list[str]]:
+    """The reasons of record ``old`` that still hold for the survivors whose fingerprints
+    are ``prints``, and a line for each reason moved or dropped.  A reason goes with its
+    mutant's fingerprint: to the survivor that makes the same change (renumbered or not);
+    nowhere when none does (killed now, or changed).  A mutant recorded without a
+    fingerprint keeps its reason by name."""
+    before: dict[str, str] = old.get("fingerprints", {})
+    by_print: dict[str, list[str]] = {}
+    for name, value in prints.items():
+        by_print.setdefault(value, []).append(name)
+    kept, said = [], []
+    for entry in old.get("why", []):
+        mutants: list[str] = []
+        for name in entry.get("mutants", []):
+            if name not in before:
+                found = [name] if name in prints else []
+            else:
+                found = by_print.get(before[name], [])
+                if not found and name in prints:
+                    said.append(f"reason dropped: {name} changes something else now; re-read it")
+            moved = [new for new in found if new != name]
+            said += [f"reason moved: {name} -> {new} (the same change)" for new in moved]
+            mutants += [new for new in found if new not in mutants]
+        if mutants:
+            kept.append({**entry, "mutants": mutants})
+    return kept, said
+
+
+def record(
+    path: Path, result: ModuleResult, tests: list[Path], diffs: dict[str, str]
+) -> tuple[Path, list[str]]:
+    """Write ``result`` to the module's record, carrying the reasons of survivors still
+    there (:func:`carried`); the path written and what moved or was dropped."""
     target = RECORDS / f"{result.name}.json"
     old = json.loads(target.read_text("utf-8")) if target.is_file() else {}
     prefix = result.name + "."
     survivors = [key.removeprefix(prefix) for key in result.survivors]
-    kept = []
-    for entry in old.get("why", []):
-        still = [m for m in entry.get("mutants", []) if m in survivors]
-        if still:
-            kept.append({**entry, "mutants": still})
+    prints = {key.removeprefix(prefix): fingerprint(key, diffs[key]) for key in result.survivors}
+    kept, said = carried(old, prints)
     data = {
         "module": result.name,
         "source_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -279,11 +328,12 @@ def record(path: Path, result: ModuleResult, tests: list[Path]) -> Path:
         "mutants": len(result.statuses),
         "killed": result.killed,
         "survivors": survivors,
+        "fingerprints": prints,
         "why": kept,
     }
     RECORDS.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return target
+    return target, said
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,13 +407,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 1
     results = collect(work, names)
-    text = report(work, results)
+    diffs = show(work, results)
+    text = report(work, results, diffs)
     (work / "report.txt").write_text(text, encoding="utf-8")
     print(text, end="")
     print(f"(report: {(work / 'report.txt').relative_to(ROOT)})")
     if args.record:
         for path, result in zip(modules, results.values(), strict=True):
-            written = record(path, result, tests)
+            written, said = record(path, result, tests, diffs)
+            for line in said:
+                print(line)
             print(f"recorded: {written.relative_to(ROOT)}")
     counts = Counter(s for r in results.values() for s in r.statuses.values())
     if counts.keys() - KILLED - {"survived"}:
