@@ -13,7 +13,6 @@ from plankit.protected_paths import check_rule, protected_by, protected_links
 from plankit.workspace import (
     PathRefused,
     as_written,
-    PathRefused,
     check_path,
     check_relative,
     components,
