@@ -501,6 +501,52 @@ def test_a_remark_after_the_wrapper_leaves_an_open_last_block_reported_as_alone(
     assert "line 47 is either its last line or a remark" in alone.problems[0].message
 
 
+def test_two_remarks_after_the_wrapper_leave_an_open_last_block_reported() -> None:
+    # the same answer, and after the wrapper two paragraphs of the chat: the first
+    # line after the wrapper is the sentence that tells it
+    answer = _corpus("claude-open-last-block-then-remark.answer.md")
+    alone = answer_to_plan(answer)
+    after = "\nLet me know if you want changes.\n\nHappy coding!\n"
+    result = answer_to_plan("```markdown\n" + answer + "```\n" + after)
+    assert result.text == alone.text
+    assert result.changes == (
+        Change(1, "dropped the ```markdown fence wrapped around the plan (closed at line 49)", "wrapper"),
+        Change(51, "dropped the text after the plan's fence (lines 51-53): 'Let me know if you want changes.'", "remarks"),
+    )  # fmt: skip
+    assert [p.kind for p in result.problems] == ["unsure"]
+
+
+@pytest.mark.parametrize("opener", ["```markdown\n", "````markdown\n"])
+def test_two_remarks_right_under_the_wrapper_leave_an_open_last_block_reported(
+    opener: str,
+) -> None:
+    # as above, with no blank line between the wrapper's closing line and the remarks:
+    # the first line under it is the sentence that tells the wrapper's end
+    answer = _corpus("claude-open-last-block-then-remark.answer.md")
+    after = "Let me know if you want changes.\n\nHappy coding!\n"
+    result = answer_to_plan(opener + answer + opener[:-9] + "\n" + after)
+    assert result.text == answer_to_plan(answer).text
+    assert result.changes[0].message.endswith("wrapped around the plan (closed at line 49)")
+    assert [p.kind for p in result.problems] == ["unsure"]
+
+
+def test_a_wrapped_answer_cut_off_after_a_rule_under_its_content_is_read_as_cut_off() -> None:
+    # Gemini's answer of the corpus (a guide's Markdown in a ```` block, a rule under it)
+    # in a ```` fence, stopped by the length limit right after that rule: the block's
+    # closing line is no end of the wrapper followed by a remark, and the answer reads
+    # as it does alone, with nothing to report
+    lines = _corpus("gemini-level-1-sections-around-markdown-content.answer.md").splitlines(
+        keepends=True
+    )
+    at = lines.index("---\n", lines.index("Sync only what changed.\n")) + 1
+    part = "".join(lines[:at])
+    alone, result = answer_to_plan(part), answer_to_plan("````markdown\n" + part)
+    assert result.text == alone.text and not result.problems and not alone.problems
+    assert result.changes[0] == Change(
+        1, "dropped the ````markdown fence wrapped around the plan (never closed)", "wrapper"
+    )
+
+
 @pytest.mark.parametrize(
     ("opener", "closers", "second"),
     [
