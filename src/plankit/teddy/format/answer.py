@@ -286,9 +286,9 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
         # what follows a wrapping fence's end is nothing, a blank line, or a remark
         rest = "" if end is None else body[end:].partition("\n")[2]
         odd = bool(rest.strip()) and rest[:1] not in "\r\n" and not _remark_after(rest)
-        if rank == 0 and end is not None and attempt.problems and not short:
-            if REMARKS_RE.match(rest) and is_sentence(rest.strip().partition("\n")[0]):
-                unsure = attempt, end  # the wrapper's end, then a remark of the chat
+        chat = REMARKS_RE.match(rest) and is_sentence(rest.strip().partition("\n")[0])
+        if rank == 0 and end is not None and attempt.problems and not short and chat:
+            unsure = attempt, end  # the wrapper's end, then a remark of the chat
         score = (
             short,
             not parses,
