@@ -21,6 +21,7 @@ import pytest
 from plankit.teddy.format.model import Action, Create, Edit, EditPair
 from plankit.teddy.run.actions import Runtime, run_action
 from plankit.teddy.run.approval import ShowOnly
+from plankit.teddy.run.report import ActionResult
 from plankit.teddy.session.config import Config
 from tests.security.helpers import fast_directory, snapshot
 from tests.waiting import wait_until
@@ -113,24 +114,36 @@ def test_no_write_escapes_while_a_directory_and_a_symlink_are_swapped(scratch: P
     print(f"\n{ATTEMPTS} actions ({dict(outcomes)}), {swaps} swaps, 0 escapes")
 
 
-def test_a_symlink_swapped_in_before_the_write_is_refused(scratch: Path) -> None:
-    # The race made deterministic: the path is checked while `d` is a directory, and
-    # `d` becomes a link to outside/ right before the write.  The write walks into no
-    # link: it meets `d`, resolves where `d` leads now, and refuses that.
-    root, outside = scratch / "proj", scratch / "outside"
-    (root / "d").mkdir(parents=True)
-    outside.mkdir()
+def _create_with_a_swap(
+    root: Path, folder: str, outside: Path, at: int
+) -> tuple[ActionResult, list[Path]]:
+    """A CREATE of d/x.txt whose write, the ``at``-th time it is asked, first swaps
+    ``folder`` for a link to ``outside`` (the race made deterministic); its result and
+    the paths the write was asked for."""
     rt = Runtime(root, Config(), ShowOnly(io.StringIO()))
     files = rt.files
     real_write = files.create_text  # type: ignore[attr-defined]
+    written: list[Path] = []
 
     def swap_then_write(path: Path, text: str) -> None:
-        (root / "d").rename(root / "d.old")
-        (root / "d").symlink_to(outside, target_is_directory=True)
+        written.append(path)
+        if len(written) == at:
+            (root / folder).rename(root / f"{folder}.old")
+            (root / folder).symlink_to(outside, target_is_directory=True)
         real_write(path, text)
 
     files.create_text = swap_then_write  # type: ignore[attr-defined]
-    result = run_action(Create("d/x.txt", "data"), rt)
+    return run_action(Create("d/x.txt", "data"), rt), written
+
+
+def test_a_symlink_swapped_in_before_the_write_is_refused(scratch: Path) -> None:
+    # The path is checked while `d` is a directory, and `d` becomes a link to outside/
+    # right before the write.  The write walks into no link: it meets `d`, resolves
+    # where `d` leads now, and refuses that.
+    root, outside = scratch / "proj", scratch / "outside"
+    (root / "d").mkdir(parents=True)
+    outside.mkdir()
+    result, _ = _create_with_a_swap(root, "d", outside, at=1)
     assert result.success is False
     assert "goes through a symbolic link that leads outside the project" in result.notes[0]
     assert list(outside.iterdir()) == []
@@ -144,23 +157,11 @@ def test_a_symlink_swapped_in_after_the_path_was_resolved_is_refused(scratch: Pa
     (root / "e").mkdir(parents=True)
     (root / "d").symlink_to("e", target_is_directory=True)
     outside.mkdir()
-    rt = Runtime(root, Config(), ShowOnly(io.StringIO()))
-    files = rt.files
-    real_write = files.create_text  # type: ignore[attr-defined]
-    written: list[Path] = []
-
-    def swap_then_write(path: Path, text: str) -> None:
-        written.append(path)
-        if len(written) == 2:  # the write to where `d` leads
-            (root / "e").rename(root / "e.old")
-            (root / "e").symlink_to(outside, target_is_directory=True)
-        real_write(path, text)
-
-    files.create_text = swap_then_write  # type: ignore[attr-defined]
-    result = run_action(Create("d/x.txt", "data"), rt)
+    result, written = _create_with_a_swap(root, "e", outside, at=2)
     assert result.success is False
     assert "'e' is a symbolic link" in result.notes[0]
-    assert written == [rt.root.resolve() / "d/x.txt", rt.root.resolve() / "e/x.txt"]
+    real = root.resolve()
+    assert written == [real / "d/x.txt", real / "e/x.txt"]
     assert list(outside.iterdir()) == [] and list((root / "e.old").iterdir()) == []
 
 
