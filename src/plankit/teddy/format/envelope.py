@@ -103,7 +103,7 @@ def from_json(body: str) -> tuple[str, Change] | None:
         return None
     rest = body[end:].strip()
     if rest.startswith(("```", "~~~")):
-        rest = rest.lstrip("`~").strip()
+        rest = rest.lstrip(rest[0]).strip()  # the closing fence's run
     if rest and (rest[0] in '{["#' or "\n#" in rest):
         return None  # more JSON or Markdown after it: not one JSON answer
     plans = list(dict.fromkeys(_plans_in(value)))
