@@ -94,3 +94,25 @@ def test_a_record_without_fingerprints_keeps_reasons_by_name() -> None:
     old = {"why": [{"mutants": ["x_a__mutmut_1", "x_a__mutmut_2"], "kind": "equivalent"}]}
     kept, said = tool.carried(old, {"x_a__mutmut_2": "f"})
     assert kept == [{"mutants": ["x_a__mutmut_2"], "kind": "equivalent"}] and said == []
+
+
+def test_two_mutants_making_one_change_keep_their_own_reasons() -> None:
+    # `return None` for `return False` on two lines of one function: one fingerprint
+    tool = _tool()
+    same = tool.fingerprint("x_a__mutmut_2", NONE_FOR_FALSE)
+    old = {
+        "fingerprints": {"x_a__mutmut_2": same, "x_a__mutmut_9": same},
+        "why": [
+            {"mutants": ["x_a__mutmut_2"], "kind": "equivalent", "reason": "A"},
+            {"mutants": ["x_a__mutmut_9"], "kind": "not killed", "reason": "B"},
+        ],
+    }
+    kept, said = tool.carried(old, {"x_a__mutmut_2": same, "x_a__mutmut_9": same})
+    assert kept == old["why"] and said == []
+    # a test kills the first: its reason goes, and the second keeps its own
+    kept, said = tool.carried(old, {"x_a__mutmut_9": same})
+    assert kept == [old["why"][1]] and said == []
+    # both renumbered by an edit above them: in order, one reason each
+    kept, said = tool.carried(old, {"x_a__mutmut_4": same, "x_a__mutmut_11": same})
+    assert [e["mutants"] for e in kept] == [["x_a__mutmut_4"], ["x_a__mutmut_11"]]
+    assert len(said) == 2

@@ -284,27 +284,32 @@ and, written by hand, why each survivor is left (``tools/mutation_table.py``).""
 
 def carried(old: dict, prints: dict[str, str]) -> tuple[list[dict], list[str]]:
     """The reasons of record ``old`` that still hold for the survivors whose fingerprints
-    are ``prints``, and a line for each reason moved or dropped.  A reason goes with its
-    mutant's fingerprint: to the survivor that makes the same change (renumbered or not);
-    nowhere when none does (killed now, or changed).  A mutant recorded without a
-    fingerprint keeps its reason by name."""
+    are ``prints``, and a line for each reason moved or dropped.  A reason stays with a
+    survivor of the same name that makes the same change; else it goes to a survivor
+    that makes its mutant's change and has no reason yet, the first in order (renumbered);
+    else nowhere (killed now, or changed).  A mutant recorded without a fingerprint
+    keeps its reason by name."""
     before: dict[str, str] = old.get("fingerprints", {})
-    by_print: dict[str, list[str]] = {}
-    for name, value in prints.items():
-        by_print.setdefault(value, []).append(name)
-    kept, said = [], []
+    names = [name for entry in old.get("why", []) for name in entry.get("mutants", [])]
+    target: dict[str, str | None] = {}
+    for name in names:  # first, every mutant that is still itself
+        if name not in before or prints.get(name) == before[name]:
+            target[name] = name if name in prints else None
+    claimed = {new for new in target.values() if new is not None}
+    said = []
+    for name in names:
+        if name in target:
+            continue
+        new = next((n for n, p in prints.items() if p == before[name] and n not in claimed), None)
+        target[name] = new
+        if new is not None:
+            claimed.add(new)
+            said.append(f"reason moved: {name} -> {new} (the same change)")
+        elif name in prints:
+            said.append(f"reason dropped: {name} changes something else now; re-read it")
+    kept = []
     for entry in old.get("why", []):
-        mutants: list[str] = []
-        for name in entry.get("mutants", []):
-            if name not in before:
-                found = [name] if name in prints else []
-            else:
-                found = by_print.get(before[name], [])
-                if not found and name in prints:
-                    said.append(f"reason dropped: {name} changes something else now; re-read it")
-            moved = [new for new in found if new != name]
-            said += [f"reason moved: {name} -> {new} (the same change)" for new in moved]
-            mutants += [new for new in found if new not in mutants]
+        mutants = [t for n in entry.get("mutants", []) if (t := target[n]) is not None]
         if mutants:
             kept.append({**entry, "mutants": mutants})
     return kept, said
