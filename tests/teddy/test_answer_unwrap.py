@@ -547,6 +547,49 @@ def test_a_wrapped_answer_cut_off_after_a_rule_under_its_content_is_read_as_cut_
     )
 
 
+QUOTED_ERROR = """\
+# Find out why the import job stalls
+
+## Rationale
+```text
+### 1. Synthesis
+The nightly import stopped halfway twice this week.
+### 2. Justification
+Its log says more than the exit code.
+### 3. Expected Outcome
+The user shares the log.
+### 4. State Dashboard
+- Import job: stalls, cause unknown
+```
+
+{heading}
+
+### `CHAT_WITH_USER`
+The last run ended with:
+```
+Timeout waiting for the lock on table orders.
+```
+
+Can you paste the lines of the log just before it?
+"""
+
+
+@pytest.mark.parametrize("heading", ["## Action Plan", "## Action plan:"])
+def test_a_message_quoting_a_bare_block_is_not_cut_at_its_opening_fence(heading: str) -> None:
+    # the answer came in a fence that was never closed (cut off, or forgotten), and its
+    # message quotes an error in a bare block whose first line is a sentence: that
+    # block's opening fence is no end of the wrapper followed by a remark, whether the
+    # plan needs a repair or none
+    plan = QUOTED_ERROR.format(heading=heading)
+    result = answer_to_plan("```markdown\n" + plan)
+    assert result.text == answer_to_plan(plan).text
+    assert "Can you paste the lines of the log just before it?" in result.text
+    assert result.changes[0] == Change(
+        1, "dropped the ```markdown fence wrapped around the plan (never closed)", "wrapper"
+    )
+    assert not result.problems
+
+
 @pytest.mark.parametrize(
     ("opener", "closers", "second"),
     [

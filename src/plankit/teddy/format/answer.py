@@ -299,7 +299,7 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
         )
         if best is None or score < best[0]:
             best = (score, attempt, end)
-        if not short and parses and not attempt.changes:
+        if not short and parses and not attempt.changes and not odd:
             break
     assert best is not None
     _, attempt, end = best
@@ -333,10 +333,10 @@ def _unwrapped(body: str, found: _Found) -> tuple[_Attempt, list[Change]]:
 
 
 def _remark_after(rest: str) -> bool:
-    """Whether ``rest``, the text after a wrapping fence's end, starts as a remark: set
-    apart by a blank line, or a sentence right under it (a command's next line, `EOF`,
-    is none)."""
-    return REMARKS_RE.match(rest) is not None or is_sentence(rest.partition("\n")[0])
+    """Whether ``rest`` (after a wrapping fence's end) starts as a remark: set apart by a
+    blank line, or a sentence right under it with no fence after (not `EOF`, a block's)."""
+    said = is_sentence(rest.partition("\n")[0]) and not _START_RE.search(rest)
+    return REMARKS_RE.match(rest) is not None or said
 
 
 def _blanked(blank: str, plan: str) -> _Attempt:
