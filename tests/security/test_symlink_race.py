@@ -174,3 +174,24 @@ def test_a_link_inside_the_project_is_written_through_where_it_leads(scratch: Pa
     assert result.success is True, result.notes
     assert (root / "src/app.py").read_text() == "x = 1\n"
     assert (root / "lib").is_symlink()
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("/srv/.git/hooks/x", "absolute paths are refused"),
+        ("~/.teddy/config.yaml", "paths starting with ~ are refused"),
+        ("docs/../.git/config", "'..' is refused"),
+        (".git/hooks/pre-commit", "protected path: plans may not create or edit paths matching"),
+    ],
+)
+def test_a_create_run_without_validation_is_refused_for_the_first_reason(
+    scratch: Path, path: str, why: str
+) -> None:
+    # a library caller that skips validation: the path is judged as validation judges it,
+    # what it is before which names it holds
+    root = scratch / "proj"
+    root.mkdir()
+    result = run_action(Create(path, "x"), Runtime(root, Config(), ShowOnly(io.StringIO())))
+    assert result.success is False and why in result.notes[0]
+    assert [p.name for p in root.iterdir()] == []

@@ -277,9 +277,10 @@ def _create(
     try:
         if isinstance(rt.files, LocalFiles) and HAVE_DIR_FD:
             # the walk follows no link: the path as written, resolved only when one is met
+            written = as_written(rt.root, action.path)  # refused first as resolve refuses
             check_protected(rt.root, action.path, rt.config, write=True)
             try:
-                _put(rt, as_written(rt.root, action.path), text, staged, new=True)
+                _put(rt, written, text, staged, new=True)
             except LinkOnTheWay:
                 _put(rt, _target(rt, action.path, read=False), text, staged, new=True)
         else:
