@@ -51,19 +51,24 @@ def test_a_fingerprint_is_the_function_and_the_lines_changed() -> None:
     assert tool.fingerprint("x__bare__mutmut_3", NONE_FOR_FALSE) != first
 
 
+def _record(*reasons: tuple[str, str, str, str]) -> dict:
+    """A record whose survivors are ``(name, fingerprint, kind, reason)``, one reason each."""
+    return {
+        "fingerprints": {name: value for name, value, _, _ in reasons},
+        "why": [{"mutants": [name], "kind": k, "reason": r} for name, _, k, r in reasons],
+    }
+
+
 def test_a_reason_follows_its_change_to_the_mutant_that_now_makes_it() -> None:
     tool = _tool()
     strip, none = (
         tool.fingerprint("x__bare__mutmut_17", STRIP_X),
         tool.fingerprint("x__bare__mutmut_3", NONE_FOR_FALSE),
     )
-    old = {
-        "fingerprints": {"x__bare__mutmut_17": strip, "x__bare__mutmut_3": none},
-        "why": [
-            {"mutants": ["x__bare__mutmut_17"], "kind": "not killed", "reason": "X stripped"},
-            {"mutants": ["x__bare__mutmut_3"], "kind": "equivalent", "reason": "None or"},
-        ],
-    }
+    old = _record(
+        ("x__bare__mutmut_17", strip, "not killed", "X stripped"),
+        ("x__bare__mutmut_3", none, "equivalent", "None or"),
+    )
     # an edit above renumbered them: 17 is now 21, and 3 is now 17
     kept, said = tool.carried(old, {"x__bare__mutmut_21": strip, "x__bare__mutmut_17": none})
     assert kept == [
@@ -100,13 +105,9 @@ def test_two_mutants_making_one_change_keep_their_own_reasons() -> None:
     # `return None` for `return False` on two lines of one function: one fingerprint
     tool = _tool()
     same = tool.fingerprint("x_a__mutmut_2", NONE_FOR_FALSE)
-    old = {
-        "fingerprints": {"x_a__mutmut_2": same, "x_a__mutmut_9": same},
-        "why": [
-            {"mutants": ["x_a__mutmut_2"], "kind": "equivalent", "reason": "A"},
-            {"mutants": ["x_a__mutmut_9"], "kind": "not killed", "reason": "B"},
-        ],
-    }
+    old = _record(
+        ("x_a__mutmut_2", same, "equivalent", "A"), ("x_a__mutmut_9", same, "not killed", "B")
+    )
     kept, said = tool.carried(old, {"x_a__mutmut_2": same, "x_a__mutmut_9": same})
     assert kept == old["why"] and said == []
     # a test kills the first: its reason goes, and the second keeps its own
