@@ -182,6 +182,18 @@ def _walk_plain(top: str, names: list[str]) -> str | None:
     return here or "/"
 
 
+def _checked_top(root: Path, path: str) -> Path:
+    """The resolved ``root``, once root-relative ``path`` is known to be acceptable
+    under it (:func:`check_path`, and not too long with the root): else
+    :class:`PathRefused`."""
+    problem = check_path(path)
+    if problem is not None:
+        raise _refuse(path, *problem)
+    top = real_root(root)
+    _check_length(top, path)
+    return top
+
+
 def resolve(root: Path, path: str) -> Path:
     """The absolute path of root-relative ``path``, guaranteed to be inside ``root``.
 
@@ -189,11 +201,7 @@ def resolve(root: Path, path: str) -> Path:
     ``..`` component or a NUL byte, is too long or too deep, or goes through a
     symbolic link leading out (or in a loop).
     """
-    problem = check_path(path)
-    if problem is not None:
-        raise _refuse(path, *problem)
-    real_top = real_root(root)
-    _check_length(real_top, path)
+    real_top = _checked_top(root, path)
     walked = _walk_plain(os.fspath(real_top), components(path))
     if walked is not None:
         return Path(walked)
@@ -218,11 +226,7 @@ def as_written(root: Path, path: str) -> Path:
     it but with nothing looked up: what :func:`resolve` gives when no symbolic link is on
     the way.  For a walk that follows no link (:func:`stage_inside`), which refuses one
     with :class:`LinkOnTheWay`; the caller then resolves the path."""
-    problem = check_path(path)
-    if problem is not None:
-        raise _refuse(path, *problem)
-    top = real_root(root)
-    _check_length(top, path)
+    top = _checked_top(root, path)
     return Path(f"{os.fspath(top).rstrip('/')}/{'/'.join(components(path))}")
 
 
