@@ -370,6 +370,14 @@ STRICT_MAIN = "http://purl.oclc.org/ooxml/spreadsheetml/main"
 STRICT_RELS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 
 
+def as_strict(parts: dict[str, str]) -> dict[str, str]:
+    """The parts of a workbook saved as Excel's "Strict Open XML Spreadsheet"."""
+    return {
+        name: text.replace(MAIN, STRICT_MAIN).replace(RELS, STRICT_RELS)
+        for name, text in parts.items()
+    }
+
+
 def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: Path) -> None:
     """Excel's "Strict Open XML Spreadsheet" names every relationship type in its own
     namespace; a plan Excel saved there is a shared string like any other text."""
@@ -390,10 +398,7 @@ def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: P
         "</Relationships>",
         f'<Relationship Id="rId4" Type="{RELS}/calcChain" Target="calcChain.xml"/></Relationships>',
     )
-    strict = {
-        name: text.replace(MAIN, STRICT_MAIN).replace(RELS, STRICT_RELS)
-        for name, text in parts.items()
-    }
+    strict = as_strict(parts)
     path = save(tmp_path / "book.xlsx", strict)
     store = XlsxWorkbook(path)
     assert store.get_cell("AGENT_BASE!C1") == "PLAN.md Contents"
@@ -409,6 +414,36 @@ def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: P
         assert "xl/calcChain.xml" not in z.namelist()
         assert "calcChain" not in z.read("xl/_rels/workbook.xml.rels").decode()
     assert store.get_cell("AGENT_BASE!D2") == "two"
+
+
+def test_a_sheet_added_to_a_strict_workbook_is_named_in_strict_terms(tmp_path: Path) -> None:
+    """Strict Open XML uses its own namespaces and relationship types throughout; a sheet
+    added in Transitional's would make the package mixed, which Excel reports as damaged."""
+    path = save(
+        tmp_path / "book.xlsx", as_strict(excel_parts('<row r="1"><c r="A1"><v>3</v></c></row>'))
+    )
+    store = XlsxWorkbook(path)
+    store.create_sheet("AGENT_BASE")
+    store.set_cell("AGENT_BASE!C1", "PLAN.md Contents")
+    with zipfile.ZipFile(path) as z:
+        parts = {name: z.read(name).decode() for name in z.namelist()}
+    sheet = parts["xl/worksheets/sheet2.xml"]
+    assert f'<worksheet xmlns="{STRICT_MAIN}" xmlns:r="{STRICT_RELS}">' in sheet
+    assert (
+        f'Type="{STRICT_RELS}/worksheet" Target="worksheets/sheet2.xml"'
+        in (parts["xl/_rels/workbook.xml.rels"])
+    )
+    assert re.search(
+        r'<sheet name="AGENT_BASE" sheetId="2" r:id="rId\d+"/>', parts["xl/workbook.xml"]
+    )
+    for name, text in parts.items():  # nothing in Transitional's namespaces
+        assert MAIN not in text, name
+        assert RELS not in text, name
+    again = XlsxWorkbook(path)
+    assert again.list_sheets() == ["Data", "AGENT_BASE"]
+    assert again.get_cell("AGENT_BASE!C1") == "PLAN.md Contents"
+    assert again.get_cell("Data!A1") == "3"
+    assert calamine(path, "AGENT_BASE")[0][2] == "PLAN.md Contents"  # an independent reader
 
 
 # --- damaged and unusual parts: a clear error naming the file and the part ----------------

@@ -15,7 +15,8 @@ the cost grows with the workbook, not with the plan.  :class:`Package` instead:
   rewritten; the sheet's ``<dimension>`` is widened when needed.  Every other byte of
   the sheet stays;
 - adds a sheet with four small edits: the new worksheet part, a ``<sheet>`` in
-  ``workbook.xml``, a relationship, and a content-type override;
+  ``workbook.xml``, a relationship, and a content-type override, named in Strict Open
+  XML's namespaces when the workbook is Strict;
 - writes a new zip in which every part it did not change is copied byte for byte,
   compressed data included (no decompression, no recompression), in the original
   order.
@@ -44,9 +45,9 @@ from plankit.checklist.stores.zipcopy import rebuild
 
 MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+STRICT_MAIN_NS = "http://purl.oclc.org/ooxml/spreadsheetml/main"
 STRICT_REL_NS = "http://purl.oclc.org/ooxml/officeDocument/relationships"
 PKG_REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
-WORKSHEET_TYPE = REL_NS + "/worksheet"
 WORKSHEET_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
 
 EXCEL_RESERVED_SHEET_NAMES = ("history",)
@@ -351,14 +352,17 @@ class Package:
         while f"xl/worksheets/sheet{number}.xml" in self.names | set(self.added):
             number += 1
         part = f"xl/worksheets/sheet{number}.xml"
+        # a Strict Open XML workbook names its parts and types in Strict's namespaces only
+        strict = self._parse(self.workbook_part).tag == f"{{{STRICT_MAIN_NS}}}workbook"
+        main, rels = (STRICT_MAIN_NS, STRICT_REL_NS) if strict else (MAIN_NS, REL_NS)
         self.write(
             part,
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            f'<worksheet xmlns="{MAIN_NS}" xmlns:r="{REL_NS}"><dimension ref="A1"/>'
+            f'<worksheet xmlns="{main}" xmlns:r="{rels}"><dimension ref="A1"/>'
             "<sheetData/></worksheet>",
         )
-        rid = self._add_relationship(self.workbook_part, WORKSHEET_TYPE, part)
-        self._add_sheet_element(name, rid)
+        rid = self._add_relationship(self.workbook_part, f"{rels}/worksheet", part)
+        self._add_sheet_element(name, rid, rels)
         self._add_override(part, WORKSHEET_CONTENT_TYPE)
         self._sheets = None
 
@@ -378,15 +382,17 @@ class Package:
         self.write(rels, _insert_before_close(xml, f"{p}Relationships", element, rels))
         return rid
 
-    def _add_sheet_element(self, name: str, rid: str) -> None:
+    def _add_sheet_element(self, name: str, rid: str, rels: str) -> None:
+        """The ``<sheet>`` of ``workbook.xml`` naming relationship ``rid``, whose id
+        attribute is in the namespace ``rels``."""
         xml = self.text(self.workbook_part)
         ids = [int(n) for n in re.findall(r'<(?:[\w.-]+:)?sheet\b[^>]*\bsheetId="(\d+)"', xml)]
         decls = _declarations(xml)
-        r_prefix = next((p for p, ns in decls.items() if ns == REL_NS and p), None)
+        r_prefix = next((p for p, ns in decls.items() if ns == rels and p), None)
         declare = ""
         if r_prefix is None:
             r_prefix = "r" if "r" not in decls else "plankitr"
-            declare = f' xmlns:{r_prefix}="{REL_NS}"'
+            declare = f' xmlns:{r_prefix}="{rels}"'
         p = prefix_of(xml, "sheets")
         element = (
             f'<{p}sheet name="{_xml_attr(name)}" sheetId="{max(ids, default=0) + 1}"'
