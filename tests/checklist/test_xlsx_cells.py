@@ -418,7 +418,7 @@ def test_a_strict_open_xml_workbook_keeps_its_plan_in_shared_strings(tmp_path: P
 
 def test_a_sheet_added_to_a_strict_workbook_is_named_in_strict_terms(tmp_path: Path) -> None:
     """Strict Open XML uses its own namespaces and relationship types throughout; a sheet
-    added in Transitional's would make the package mixed, which Excel reports as damaged."""
+    added in Transitional's would make a package that mixes the two, which it must not."""
     path = save(
         tmp_path / "book.xlsx", as_strict(excel_parts('<row r="1"><c r="A1"><v>3</v></c></row>'))
     )
