@@ -9,6 +9,7 @@ import pytest
 
 import plankit.teddy.format.preprocess as preprocess_module
 from plankit.teddy.format.answer import answer_to_plan
+from plankit.teddy.format.parse import check_plan
 from plankit.teddy.format.preprocess import Change, Preprocessed, Proposal, preprocess, propose
 
 HEAD = (
@@ -251,6 +252,33 @@ def test_a_block_ends_early_only_before_an_action_its_content_fits(
     for change in changes:
         lines[change.line - 1] = lines[change.line - 1].replace("```", "````", 1)
     assert result.text == "\n".join(lines)
+
+
+USAGE_THEN_EDIT = (
+    "### `CREATE`\n- **File Path:** [docs/usage.md](/docs/usage.md)\n"
+    "```markdown\n# Usage\n\nImport `plankit`.\n\n"  # never closed
+    "### `EDIT`\n- **File Path:** [README.md](/README.md)\n\n"
+    "FIND:\n```markdown\n```python\nimport oldkit\n```\n\n"  # one fence for two blocks
+    "REPLACE:\n```markdown\n```python\nimport plankit\n```\n"
+)
+
+
+def test_an_edit_whose_find_ends_with_one_fence_for_two_blocks_is_no_content() -> None:
+    # the CREATE's block never closed, and the EDIT after it closes its FIND's nested
+    # block and the FIND itself with one fence: REPLACE: right after that fence still
+    # tells the FIND's end, so the EDIT is an action (whose blocks the parser then
+    # reports), not text of docs/usage.md with the plan reading as one CREATE
+    result = answer_to_plan(HEAD + USAGE_THEN_EDIT)
+    assert result.changes == (
+        Change(22, "the block opened here never closed: inserted the closing fence ``` after line 25", "fence"),
+    )  # fmt: skip
+    assert "Import `plankit`.\n```\n\n### `EDIT`\n" in result.text
+    plan, problems = check_plan(result.text)
+    assert plan is None
+    assert [(p.line, p.code) for p in problems] == [
+        (33, "fence-ambiguous"),
+        (39, "fence-ambiguous"),
+    ]
 
 
 def test_a_read_that_ends_with_a_label_fits() -> None:

@@ -148,9 +148,11 @@ class Sanitizer:
             if first.kind != LABEL or first.name != "FIND":
                 return False
             # a REPLACE: label outside fenced blocks, before the next action or section
-            # (or right after a bare fence too short to close the FIND block it ends)
+            # (or right after a bare fence that leaves only the FIND block open: too
+            # short to close it, or closing a block nested in it with the same fence,
+            # as a model does that closes two blocks with one line)
             stack: list[tuple[str, int]] = []
-            short = False  # the last event was a bare fence too short to close its block
+            short = False  # the last event was such a bare fence
             for ev in events:
                 self.spend()
                 if ev.kind == FENCE:
@@ -161,7 +163,7 @@ class Sanitizer:
                         and top == stack[-1]
                         and ev.bare
                         and ev.char == top[0]
-                        and ev.length < top[1]
+                        and ev.length <= top[1]
                     )
                     continue
                 if ev.kind == LABEL and ev.name == "REPLACE" and (not stack or short):
