@@ -462,3 +462,36 @@ def test_a_comment_or_rule_right_under_a_heading_is_dropped(
     assert repaired == meant.replace(
         heading.replace("# Action", "## Action"), written.replace("# Action", "## Action"), 1
     ).replace(dropped, "", 1).replace("\n", newline)
+
+
+def _api_doc(fence: str, heading: str, text: str) -> str:
+    """A CREATE of a Markdown file with code examples, under ``fence``: the file's own
+    ``heading`` comes after its first example, so with a fence as short as the examples'
+    CommonMark reads that heading outside any block."""
+    return (
+        "### `CREATE`\n- **File Path:** [docs/api.md](/docs/api.md)\n"
+        f"{fence}markdown\n# API\n\n### read()\n\nReads one record.\n\n"
+        "```python\nrecord = client.read()\n```\n\n"
+        f"{heading}\n\n{text}\n\n"
+        '```python\nrows = client.execute("SELECT 1")\n```\n'
+        f"{fence}\n\n### `READ`\n- **Resource:** [README.md](/README.md)\n"
+    )
+
+
+def test_a_method_heading_in_a_markdown_file_fenced_too_short_stays_the_file_s() -> None:
+    # "### execute()" names an action and an empty path: no heading with its path (the
+    # parentheses are a method's), so the file keeps it and only the fences are repaired
+    answer, _ = _plan(_api_doc("```", "### execute()", "Runs a query."))
+    _, meant = _plan(_api_doc("````", "### execute()", "Runs a query."))
+    assert _repaired(answer) == meant
+
+
+def test_a_heading_naming_an_action_and_a_capital_x_is_no_action() -> None:
+    # API conventions written for any resource X; the file's fence is too short, so its
+    # "### Read X" is read outside any block, and is no action heading (nor is a heading
+    # naming a path X that the metadata does not give)
+    answer, _ = _plan(_api_doc("```", "### Read X", "`GET /x/{id}` returns one X."))
+    _, meant = _plan(_api_doc("````", "### Read X", "`GET /x/{id}` returns one X."))
+    assert _repaired(answer) == meant
+    other, _ = _plan("### READ: X\n- **Resource:** [docs/x.md](/docs/x.md)\n")
+    assert "### READ: X\n" in reshape(other)[0]  # two paths: the parser says which is wrong

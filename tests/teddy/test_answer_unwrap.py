@@ -624,3 +624,47 @@ def test_a_stray_fence_after_the_wrapper_does_not_pull_the_remark_into_the_last_
             second, f"dropped the text after the plan's fence (line {second}): '```'", "remarks"
         ),
     ]
+
+
+@pytest.mark.parametrize("opener", ["```markdown\n", "~~~markdown\n"])
+def test_a_corrected_plan_cut_off_is_taken_not_the_first_plan_it_corrects(opener: str) -> None:
+    # both plans fenced, and the corrected one stopped by the length limit inside its
+    # last block: the first plan's closing fence is no end of the wrapper to stop at,
+    # although the plan before it parses as it is; it would leave the corrected plan
+    # out as text after the wrapper, and take the plan the answer says is wrong
+    first = PLAN.replace("src/app/version.py", "app/version.py")
+    answer = opener + first + opener[:3] + "\n" + CORRECTED + opener + PLAN.removesuffix("```\n")
+    fence = opener.strip()
+    assert answer_to_plan(answer) == Preprocessed(
+        PLAN,
+        (
+            Change(1, CORRECTS.format(38, 39), "plan"),
+            Change(39, f"dropped the {fence} fence wrapped around the plan (never closed)", "wrapper"),
+            Change(70, "the block opened here never closed: inserted the closing fence ``` after line 71", "fence"),
+        ),
+    )  # fmt: skip
+
+
+XFAIL_REPORTED = (
+    "### `CHAT_WITH_USER`\n"
+    "The suite passes, but pytest still reports:\n"
+    "\n"
+    "```\n"
+    "XFAIL tests/test_version.py::test_old_format - kept for 1.x\n"
+    "```\n"
+    "\n"
+    "Shall I remove that test now?\n"
+)
+
+
+@pytest.mark.parametrize("opener", ["```markdown\n", "```\n"])
+def test_a_message_quoting_pytest_output_is_not_cut_at_its_bare_fence(opener: str) -> None:
+    # the answer's wrapper was never closed, and its message quotes pytest's report in
+    # a bare block whose first line starts with a capital X (XFAIL, XPASS): that
+    # block's opening fence is no end of the wrapper, what follows it no remark
+    plan = HEAD + CREATE + "\n" + XFAIL_REPORTED
+    assert answer_to_plan(plan) == Preprocessed(plan, ())
+    fence = opener.strip()
+    assert answer_to_plan(opener + plan) == Preprocessed(
+        plan, (Change(1, f"dropped the {fence} fence wrapped around the plan (never closed)", "wrapper"),)
+    )  # fmt: skip
