@@ -281,6 +281,27 @@ def test_an_edit_whose_find_ends_with_one_fence_for_two_blocks_is_no_content() -
     ]
 
 
+EDITS_DOC = (
+    "### `CREATE`\n- **File Path:** [docs/edits.md](/docs/edits.md)\n"
+    "```markdown\n# Writing EDITs\n\nAn example:\n\n"  # fenced too short for its examples
+    "### `EDIT`\n- **File Path:** [README.md](/README.md)\n\n"
+    "FIND:\n```markdown\n```py\n```\n\nbecomes\n\n"  # a FIND holding one line, ```py
+    "REPLACE:\n```markdown\n```python\n```\n\nThat is all.\n```\n"
+)
+
+
+def test_a_replace_after_prose_is_no_end_of_a_find_ended_by_one_fence() -> None:
+    # a document about EDITs whose example's FIND is closed by the bare fence after
+    # ```py: a REPLACE: two paragraphs below it does not come right after that fence,
+    # so the example stays lines of docs/edits.md, not an EDIT of README.md
+    result = answer_to_plan(HEAD + EDITS_DOC)
+    plan, problems = check_plan(result.text)
+    assert problems == []
+    assert plan is not None
+    assert [(str(a.type), a.path) for a in plan.actions] == [("CREATE", "docs/edits.md")]
+    assert "FIND:\n```markdown\n```py\n```\n\nbecomes\n\nREPLACE:\n" in plan.actions[0].content
+
+
 def test_a_read_that_ends_with_a_label_fits() -> None:
     # the document's closing fence is followed by a READ with a label and nothing else:
     # that fits a READ, so the block ends at that fence

@@ -148,27 +148,33 @@ class Sanitizer:
             if first.kind != LABEL or first.name != "FIND":
                 return False
             # a REPLACE: label outside fenced blocks, before the next action or section
-            # (or right after a bare fence that leaves only the FIND block open: too
-            # short to close it, or closing a block nested in it with the same fence,
-            # as a model does that closes two blocks with one line)
+            # (or right after a bare fence, with only blank lines between, that leaves
+            # only the FIND block open: too short to close it, or closing a block
+            # nested in it with the same fence, as a model does that closes two blocks
+            # with one line; prose between is a Markdown file's text about a FIND)
             stack: list[tuple[str, int]] = []
-            short = False  # the last event was such a bare fence
+            short = -1  # where such a bare fence's line ends, or -1
             for ev in events:
                 self.spend()
                 if ev.kind == FENCE:
                     top = stack[-1] if stack else None
                     nest(stack, ev, "")
                     short = (
-                        len(stack) == 1
-                        and top == stack[-1]
-                        and ev.bare
-                        and ev.char == top[0]
-                        and ev.length <= top[1]
+                        ev.nxt
+                        if (
+                            len(stack) == 1
+                            and top == stack[-1]
+                            and ev.bare
+                            and ev.char == top[0]
+                            and ev.length <= top[1]
+                        )
+                        else -1
                     )
                     continue
-                if ev.kind == LABEL and ev.name == "REPLACE" and (not stack or short):
+                right_after = short >= 0 and not self.text[short : ev.start].strip()
+                if ev.kind == LABEL and ev.name == "REPLACE" and (not stack or right_after):
                     return True
-                short = False
+                short = -1
                 if stack:
                     continue
                 if ev.kind in (ACTION, SECTION):
