@@ -153,28 +153,27 @@ class Sanitizer:
             # nested in it with the same fence, as a model does that closes two blocks
             # with one line; prose between is a Markdown file's text about a FIND)
             stack: list[tuple[str, int]] = []
-            short = -1  # where such a bare fence's line ends, or -1
+            short: int | None = None  # where such a bare fence's line ends
             for ev in events:
                 self.spend()
                 if ev.kind == FENCE:
                     top = stack[-1] if stack else None
                     nest(stack, ev, "")
-                    short = (
-                        ev.nxt
-                        if (
-                            len(stack) == 1
-                            and top == stack[-1]
-                            and ev.bare
-                            and ev.char == top[0]
-                            and ev.length <= top[1]
-                        )
-                        else -1
+                    ends_find = (
+                        len(stack) == 1
+                        and top == stack[-1]
+                        and ev.bare
+                        and ev.char == top[0]
+                        and ev.length <= top[1]
                     )
+                    short = ev.nxt if ends_find else None
                     continue
-                right_after = short >= 0 and not self.text[short : ev.start].strip()
-                if ev.kind == LABEL and ev.name == "REPLACE" and (not stack or right_after):
-                    return True
-                short = -1
+                if ev.kind == LABEL and ev.name == "REPLACE":
+                    if not stack:
+                        return True
+                    if short is not None and not self.text[short : ev.start].strip():
+                        return True
+                short = None
                 if stack:
                     continue
                 if ev.kind in (ACTION, SECTION):
