@@ -302,6 +302,26 @@ def test_a_replace_after_prose_is_no_end_of_a_find_ended_by_one_fence() -> None:
     assert "FIND:\n```markdown\n```py\n```\n\nbecomes\n\nREPLACE:\n" in plan.actions[0].content
 
 
+LABELS_DOC = (
+    "### `CREATE`\n- **File Path:** [docs/labels.md](/docs/labels.md)\n"
+    "```markdown\n# Labels\n\nA FIND block may hold a line that reads like a label:\n\n"
+    "### `EDIT`\n- **File Path:** [plan.md](/plan.md)\n\n"
+    "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text.\n```\n"
+)
+
+
+def test_a_replace_right_under_a_find_s_opening_fence_is_its_text() -> None:
+    # only a bare fence that leaves the FIND block open tells the FIND's end; the FIND's
+    # own opening fence does not, so the example EDIT (no REPLACE: outside its block)
+    # stays lines of docs/labels.md
+    result = answer_to_plan(HEAD + LABELS_DOC)
+    plan, problems = check_plan(result.text)
+    assert problems == []
+    assert plan is not None
+    assert [(str(a.type), a.path) for a in plan.actions] == [("CREATE", "docs/labels.md")]
+    assert "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text." in plan.actions[0].content
+
+
 def test_a_read_that_ends_with_a_label_fits() -> None:
     # the document's closing fence is followed by a READ with a label and nothing else:
     # that fits a READ, so the block ends at that fence
