@@ -281,45 +281,44 @@ def test_an_edit_whose_find_ends_with_one_fence_for_two_blocks_is_no_content() -
     ]
 
 
-EDITS_DOC = (
-    "### `CREATE`\n- **File Path:** [docs/edits.md](/docs/edits.md)\n"
-    "```markdown\n# Writing EDITs\n\nAn example:\n\n"  # fenced too short for its examples
-    "### `EDIT`\n- **File Path:** [README.md](/README.md)\n\n"
-    "FIND:\n```markdown\n```py\n```\n\nbecomes\n\n"  # a FIND holding one line, ```py
-    "REPLACE:\n```markdown\n```python\n```\n\nThat is all.\n```\n"
+def _doc_about_edits(path: str, content: str) -> str:
+    """A CREATE of ``path`` (a Markdown file fenced too short for its examples) whose
+    ``content`` shows an EDIT."""
+    return f"### `CREATE`\n- **File Path:** [{path}](/{path})\n```markdown\n{content}```\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "kept"),
+    [
+        # the example's FIND is closed by the bare fence after ```py (it holds that one
+        # line); a REPLACE: two paragraphs below does not come right after that fence
+        (
+            "docs/edits.md",
+            "# Writing EDITs\n\nAn example:\n\n### `EDIT`\n- **File Path:** [README.md](/README.md)\n\n"
+            "FIND:\n```markdown\n```py\n```\n\nbecomes\n\n"
+            "REPLACE:\n```markdown\n```python\n```\n\nThat is all.\n",
+            "FIND:\n```markdown\n```py\n```\n\nbecomes\n\nREPLACE:\n",
+        ),
+        # only a bare fence that leaves the FIND block open tells its end, not the FIND's
+        # own opening fence: a REPLACE: right under it is the FIND's text
+        (
+            "docs/labels.md",
+            "# Labels\n\nA FIND block may hold a line that reads like a label:\n\n"
+            "### `EDIT`\n- **File Path:** [plan.md](/plan.md)\n\n"
+            "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text.\n",
+            "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text.",
+        ),
+    ],
+    ids=["prose-before-replace", "replace-under-the-find-fence"],
 )
-
-
-def test_a_replace_after_prose_is_no_end_of_a_find_ended_by_one_fence() -> None:
-    # a document about EDITs whose example's FIND is closed by the bare fence after
-    # ```py: a REPLACE: two paragraphs below it does not come right after that fence,
-    # so the example stays lines of docs/edits.md, not an EDIT of README.md
-    result = answer_to_plan(HEAD + EDITS_DOC)
+def test_an_example_edit_in_a_document_stays_its_text(path: str, content: str, kept: str) -> None:
+    # the example is no action: the plan is one CREATE of the document, holding it
+    result = answer_to_plan(HEAD + _doc_about_edits(path, content))
     plan, problems = check_plan(result.text)
     assert problems == []
     assert plan is not None
-    assert [(str(a.type), a.path) for a in plan.actions] == [("CREATE", "docs/edits.md")]
-    assert "FIND:\n```markdown\n```py\n```\n\nbecomes\n\nREPLACE:\n" in plan.actions[0].content
-
-
-LABELS_DOC = (
-    "### `CREATE`\n- **File Path:** [docs/labels.md](/docs/labels.md)\n"
-    "```markdown\n# Labels\n\nA FIND block may hold a line that reads like a label:\n\n"
-    "### `EDIT`\n- **File Path:** [plan.md](/plan.md)\n\n"
-    "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text.\n```\n"
-)
-
-
-def test_a_replace_right_under_a_find_s_opening_fence_is_its_text() -> None:
-    # only a bare fence that leaves the FIND block open tells the FIND's end; the FIND's
-    # own opening fence does not, so the example EDIT (no REPLACE: outside its block)
-    # stays lines of docs/labels.md
-    result = answer_to_plan(HEAD + LABELS_DOC)
-    plan, problems = check_plan(result.text)
-    assert problems == []
-    assert plan is not None
-    assert [(str(a.type), a.path) for a in plan.actions] == [("CREATE", "docs/labels.md")]
-    assert "FIND:\n```\nREPLACE:\n```\n\nThat line is the FIND's text." in plan.actions[0].content
+    assert [(str(a.type), a.path) for a in plan.actions] == [("CREATE", path)]
+    assert kept in plan.actions[0].content
 
 
 def test_a_read_that_ends_with_a_label_fits() -> None:
