@@ -24,7 +24,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from plankit.agentflow.yamltree import FrontMatterError, Map, Node, Scalar, Seq, plain_value
+from plankit.agentflow.yamltree import (
+    NULLS,
+    FrontMatterError,
+    Map,
+    Node,
+    Scalar,
+    Seq,
+    plain_value,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -83,10 +91,13 @@ def split(text: str) -> Document:
     than :data:`MAX_FRONT_MATTER`; only a bounded prefix is searched, so a huge file
     is refused quickly.
     """
-    opened = _OPEN.match(text)
-    if opened is None:
-        return Document(None, 1, text, 1)
-    start = opened.end()
+    if text.startswith("---\n"):  # the usual opening line, without a regex
+        start = 4
+    else:
+        opened = _OPEN.match(text)
+        if opened is None:
+            return Document(None, 1, text, 1)
+        start = opened.end()
     if start == len(text) and not text.endswith("\n"):
         raise FrontMatterError("front matter is not closed; add a line --- after it", 1)
     # Only a bounded window is searched, so a huge file is refused without scanning it all.
@@ -124,6 +135,8 @@ def _closing(text: str, pos: int, end: int) -> tuple[int, int] | None:
             if newline < 0:
                 return None
             at = newline + 1
+        if text.startswith("\n", at + 3) or at + 3 == len(text):
+            return at, at + 3  # the usual closing line, "---" alone
         blanks = _BLANKS.match(text, at + 3)
         assert blanks is not None  # the pattern matches the empty string
         if blanks.end() == len(text) or text[blanks.end()] == "\n":
@@ -210,31 +223,31 @@ _LINE = (
     rf"|( *)-[ ]+({_SCALAR})[ ]*"
     r"|[ ]*(?:#[^\n]*)?)\n"
 )
-_LINES = re.compile(_LINE)
-# Each line is matched once for all (an atomic group), for the same reason as a flow
-# list's items: a line that does not match must not send the search back through the
-# blanks of every line before it.
-_ALL_LINES = re.compile(rf"(?:(?>{_LINE}))*")
+# The same, with any other line as group 5 (``rest``): every line matches one of the
+# alternatives, so one ``findall`` reads them all, line by line, and a ``rest`` tells
+# the front matter is not of the fast path's shapes.  Each line is matched on its own
+# (an alternative ends at its newline): a line that does not match never sends the
+# search back through the lines before it.
+_SHAPES = re.compile(rf"{_LINE}|([^\n]*\n)")
 _NULL_KEYS = frozenset(("null", "Null", "NULL"))
 _ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
 
 
-def fast_lines(yaml: str) -> list[tuple[str, str, str, str]] | None:
-    """The lines of front matter made only of the fast path's shapes, or ``None``.
+def fast_lines(yaml: str) -> list[tuple[str, str, str, str, str]] | None:
+    """The lines of front matter as the fast path reads them, or ``None`` for front
+    matter too large or holding a character YAML treats specially.
 
-    Each line is ``(key, value, indent, item)``: a key line has ``key`` and its
+    Each line is ``(key, value, indent, item, rest)``: a key line has ``key`` and its
     ``value`` as written (empty for ``key:``, ``[…]`` for a flow list, not yet checked),
-    an item line ``- item`` has the ``indent`` before its dash and the ``item``, and a
-    blank or comment line has all four empty.
+    an item line ``- item`` has the ``indent`` before its dash and the ``item``, a
+    blank or comment line has all five empty, and a line of no fast path shape is its
+    ``rest`` (with its newline): the front matter is then not the fast path's.
     """
     if len(yaml) > MAX_FRONT_MATTER or _ANY_BAD.search(yaml):
         return None
     if not yaml.endswith("\n"):
         yaml += "\n"
-    if _ALL_LINES.fullmatch(yaml) is None:
-        return None
-    # Every line is one of the shapes: findall reads them all in one call.
-    return _LINES.findall(yaml)
+    return _SHAPES.findall(yaml)
 
 
 def scalar_text(text: str) -> str | None:
@@ -250,14 +263,17 @@ def scalar_text(text: str) -> str | None:
 def flow_texts(value: str) -> list[str | None] | None:
     """The items of a flow list ``[a, "b", c]`` of scalars (as :func:`scalar_text`
     reads them), or ``None`` for any other flow."""
+    if value == "[]":  # no dependencies, the commonest flow list
+        return []
     value = value.rstrip(" ")
     if _FLOW.fullmatch(value) is None:
         return None
     inner = value[1:-1]
     if '"' in inner or "'" in inner:  # a quoted item may hold a comma
         return [scalar_text(m.group(1)) for m in _FLOW_SPLIT.finditer(inner)]
-    if inner.strip(" "):  # plain items hold no comma: a split finds them
-        return [scalar_text(item.strip(" ")) for item in inner.split(",")]
+    if inner.strip(" "):  # plain items hold no comma (nor a tab): a split finds them
+        items = [item.strip(" ") for item in inner.split(",")]
+        return [None if item in NULLS else item for item in items]
     return []
 
 
@@ -279,8 +295,10 @@ def fast_entries(yaml: str, first_line: int) -> list[tuple[str, int, str | Items
     block: list[tuple[str | None, int]] | None = None  # the items of a key with no value
     indent = ""
     line = first_line - 1
-    for key, value, spaces, item in found:
+    for key, value, spaces, item, rest in found:
         line += 1
+        if rest:
+            return None  # a line of no fast path shape
         if item:
             if block is None:
                 return None  # a list item with no key above it

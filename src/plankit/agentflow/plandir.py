@@ -10,6 +10,8 @@ is an error.  What is found is returned as :class:`LoadedDir` for
 
 from __future__ import annotations
 
+import codecs
+import operator
 import os
 import re
 import stat
@@ -202,14 +204,17 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         if st.st_size > MAX_TEXT_BYTES:
             loaded.problems.append(_too_large(full, st.st_size))
             return None
-        chunks = [os.read(fd, st.st_size + 1)]
-        size = len(chunks[0])
-        while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
-            chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
-            size += len(chunks[-1])
-        while chunks[-1] and size < st.st_size:  # a short read
-            chunks.append(os.read(fd, st.st_size + 1 - size))
-            size += len(chunks[-1])
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:  # not the usual whole file in one read
+            chunks = [data]
+            size = len(data)
+            while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
+                chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
+                size += len(chunks[-1])
+            while chunks[-1] and size < st.st_size:  # a short read
+                chunks.append(os.read(fd, st.st_size + 1 - size))
+                size += len(chunks[-1])
+            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         loaded.problems.append(
             problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
@@ -217,16 +222,22 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         return None
     finally:
         os.close(fd)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_TEXT_BYTES:
         loaded.problems.append(problem(full, None, "file-unreadable", "grew too large while read"))
         return None
+    # The usual file, UTF-8 without a BOM or a NUL byte, is decoded here in one call;
+    # any other goes through decode_text, which explains what is wrong with it.
     try:
-        text = decode_text(data, path=full, allow_empty=True).text
-    except InputError as exc:
-        loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
-        return None
-    return normalize_newlines(text)
+        text = None if data.startswith(codecs.BOM_UTF8) else data.decode()
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\0" in text:
+        try:
+            text = decode_text(data, path=full, allow_empty=True).text
+        except InputError as exc:
+            loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
+            return None
+    return normalize_newlines(text) if "\r" in text else text
 
 
 def _too_large(full: str, size: int) -> Problem:
@@ -275,6 +286,9 @@ def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
     loaded.plan = LoadedPlan(fields, doc.body)
 
 
+_NAME = operator.attrgetter("name")
+
+
 def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
     tasks_dir = loaded.where("tasks")
     try:
@@ -295,7 +309,7 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
             )
             return
     try:
-        entries = sorted(os.scandir(tasks_dir), key=lambda entry: entry.name)
+        entries = sorted(os.scandir(tasks_dir), key=_NAME)
     except NotADirectoryError:
         loaded.problems.append(
             problem(tasks_dir, None, "filename", "tasks must be a directory of NN-slug.md files")

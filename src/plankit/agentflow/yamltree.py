@@ -56,9 +56,10 @@ class FrontMatterError(PlankitError):
         self.line = line
 
 
-_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+"""The plain scalars YAML reads as null."""
 
 
 def plain_value(text: str) -> str | None:
     """A plain scalar's value: ``None`` for YAML null, else the text."""
-    return None if text in _NULLS else text
+    return None if text in NULLS else text
