@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.kit import ROOT, SchemaCheck
+from tests.acp.kit import ROOT, SchemaCheck, acpx_sockets
 
 ACPX_VERSION = "0.19.1"
 ACPX_DIR = ROOT / "build" / "acpx"
@@ -119,8 +119,10 @@ def acpx_command() -> list[str]:
 
 
 @pytest.fixture
-def acpx(tmp_path: Path) -> tuple[list[str], dict[str, str]]:
-    """The acpx command and an environment with a scratch HOME."""
+def acpx(tmp_path: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """The acpx command and an environment with a scratch HOME; the socket folder acpx
+    made for that HOME is removed afterwards, so that the suite leaves nothing in /tmp."""
     home = tmp_path / "acpx-home"
     home.mkdir()
-    return acpx_command(), {**os.environ, "HOME": str(home)}
+    yield acpx_command(), {**os.environ, "HOME": str(home)}
+    shutil.rmtree(acpx_sockets(str(home)), ignore_errors=True)

@@ -9,6 +9,7 @@ against the response definition of the request it answers.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import socket
 import sys
@@ -332,3 +333,9 @@ def edit(path: str, find: str, replace: str) -> str:
 
 def chat(message: str) -> str:
     return f"### `CHAT_WITH_USER`\n{message}"
+
+
+def acpx_sockets(home: str) -> Path:
+    """The folder acpx keeps its queue sockets in for ``home``: outside HOME, in /tmp,
+    named by a hash of HOME (acpx 0.19's ``queueSocketBaseDir``), and left there."""
+    return Path("/tmp") / f"acpx-{hashlib.sha256(home.encode()).hexdigest()[:10]}"

@@ -14,7 +14,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from tests.acp.kit import ROOT, TEDDY, SchemaCheck, create, execute, plan_text
+from tests.acp.kit import ROOT, TEDDY, SchemaCheck, acpx_sockets, create, execute, plan_text
 from tests.waiting import wait_until
 
 PLAN = plan_text(
@@ -125,6 +125,7 @@ def test_a_named_session_is_resumed_with_session_load(
     done = acpx_run("prompt", "-s", "work", "-f", str(first))
     assert done.returncode == 0, done.stdout + done.stderr
     record = next((Path(env["HOME"]) / ".acpx" / "sessions").glob("*.json"))
+    assert acpx_sockets(env["HOME"]).is_dir()  # where the fixture's clean-up looks
 
     def agent_gone() -> bool:  # acpx stops the agent once idle for --ttl seconds
         data = json.loads(record.read_text(encoding="utf-8"))
