@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -109,7 +110,8 @@ Script = Callable[[Pilot[Approval | None], ChecklistApp], Awaitable[None]]
 
 
 def drive(app: ChecklistApp, script: Script) -> Approval | None:
-    """Run ``app`` headless, play ``script``, return what the app returned."""
+    """Run ``app`` headless, play ``script``, return what the app returned; then remove
+    its temporary files, as :func:`~plankit.teddy.review.tui.run_checklist` does."""
 
     async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -117,7 +119,10 @@ def drive(app: ChecklistApp, script: Script) -> Approval | None:
             await script(pilot, app)
             await pilot.pause()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        app.cleanup()
     return app.return_value
 
 
@@ -542,11 +547,16 @@ def _demo_turn(tmp_path: Path) -> tuple[Path, Path]:
     return project, turn.path
 
 
-def test_changes_made_in_the_checklist_are_recorded_in_the_report(tmp_path: Path) -> None:
+def test_changes_made_in_the_checklist_are_recorded_in_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from plankit.teddy.session.layout import find_session
 
     project, _ = _demo_turn(tmp_path)
     editor, _ = scripted_editor(tmp_path, {"Goodbye": "Farewell"})
+    temp = tmp_path / "temp"  # the system's temporary directory, for this test
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
 
     async def review(pilot: Pilot[Approval | None]) -> None:
         app = pilot.app
@@ -554,6 +564,7 @@ def test_changes_made_in_the_checklist_are_recorded_in_the_report(tmp_path: Path
         await pilot.pause()
         await goto(pilot, app, 1)  # CREATE src/farewells.py: Goodbye → Farewell
         await pilot.press("p", "enter", "y")
+        assert [p.name[:14] for p in temp.iterdir()] == ["teddy-preview-"]  # the drafts
         await goto(pilot, app, 2)  # CREATE tests/test_farewells.py: not selected
         await pilot.press("enter")
         await goto(pilot, app, 3)  # EXECUTE: a different command
@@ -582,6 +593,7 @@ def test_changes_made_in_the_checklist_are_recorded_in_the_report(tmp_path: Path
     assert "- **Modified by user:** yes" in command and "echo checked" in command
     edit = next(s for s in sections if s.startswith("1. `EDIT`"))
     assert "- **Modified by user:** no" in edit
+    assert list(temp.iterdir()) == []  # the editor's drafts went with the checklist
 
 
 def test_tui_approver_quits_on_q(tmp_path: Path) -> None:
