@@ -282,16 +282,35 @@ def test_a_killed_teddy_leaves_no_command_running(template: Path, tmp_path: Path
     )
     wait_until(lambda: (root / "bg").is_file() and (root / "sh").is_file(), "the command")
     pids = [int((root / name).read_text()) for name in ("sh", "bg")]
+    started = {pid: _stat(pid) for pid in pids}
     proc.kill()
     proc.wait(timeout=60)
 
-    def gone() -> bool:
+    def running() -> list[str]:
+        """The ``/proc/PID/stat`` of each process of the command still running: not
+        ended, not a zombie, and not a new process that took the id of one."""
+        left = []
         for pid in pids:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                continue
-            return False
-        return True
+            now = _stat(pid)
+            if now and now.split()[1] != "Z" and _start(now) == _start(started[pid]):
+                left.append(now)
+        return left
 
-    wait_until(gone, "the killed teddy's command to stop", seconds=60)
+    try:
+        wait_until(lambda: not running(), "the killed teddy's command to stop", seconds=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: still running: {running()}") from None
+
+
+def _stat(pid: int) -> str:
+    """``/proc/PID/stat`` after the command's name (which may hold blanks), or ''."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return f"{pid} {text[text.rfind(')') + 2 :]}"
+
+
+def _start(stat: str) -> str:
+    """When the process of a :func:`_stat` line started (field 22 of the whole line)."""
+    return stat.split()[20] if stat else ""
