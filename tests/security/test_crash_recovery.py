@@ -292,7 +292,7 @@ def test_a_killed_teddy_leaves_no_command_running(template: Path, tmp_path: Path
         left = []
         for pid in pids:
             now = _stat(pid)
-            if now and now.split()[1] != "Z" and _start(now) == _start(started[pid]):
+            if now and now.split()[1] != "Z" and _start_time(now) == _start_time(started[pid]):
                 left.append(now)
         return left
 
@@ -311,6 +311,6 @@ def _stat(pid: int) -> str:
     return f"{pid} {text[text.rfind(')') + 2 :]}"
 
 
-def _start(stat: str) -> str:
+def _start_time(stat: str) -> str:
     """When the process of a :func:`_stat` line started (field 22 of the whole line)."""
     return stat.split()[20] if stat else ""
