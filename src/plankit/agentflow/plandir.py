@@ -10,7 +10,6 @@ is an error.  What is found is returned as :class:`LoadedDir` for
 
 from __future__ import annotations
 
-import codecs
 import operator
 import os
 import re
@@ -204,17 +203,14 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         if st.st_size > MAX_TEXT_BYTES:
             loaded.problems.append(_too_large(full, st.st_size))
             return None
-        data = os.read(fd, st.st_size + 1)
-        if len(data) != st.st_size:  # not the usual whole file in one read
-            chunks = [data]
-            size = len(data)
-            while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
-                chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
-                size += len(chunks[-1])
-            while chunks[-1] and size < st.st_size:  # a short read
-                chunks.append(os.read(fd, st.st_size + 1 - size))
-                size += len(chunks[-1])
-            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks = [os.read(fd, st.st_size + 1)]
+        size = len(chunks[0])
+        while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
+            chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
+            size += len(chunks[-1])
+        while chunks[-1] and size < st.st_size:  # a short read
+            chunks.append(os.read(fd, st.st_size + 1 - size))
+            size += len(chunks[-1])
     except OSError as exc:
         loaded.problems.append(
             problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
@@ -222,22 +218,16 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
         return None
     finally:
         os.close(fd)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_TEXT_BYTES:
         loaded.problems.append(problem(full, None, "file-unreadable", "grew too large while read"))
         return None
-    # The usual file, UTF-8 without a BOM or a NUL byte, is decoded here in one call;
-    # any other goes through decode_text, which explains what is wrong with it.
     try:
-        text = None if data.startswith(codecs.BOM_UTF8) else data.decode()
-    except UnicodeDecodeError:
-        text = None
-    if text is None or "\0" in text:
-        try:
-            text = decode_text(data, path=full, allow_empty=True).text
-        except InputError as exc:
-            loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
-            return None
-    return normalize_newlines(text) if "\r" in text else text
+        text = decode_text(data, path=full, allow_empty=True).text
+    except InputError as exc:
+        loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
+        return None
+    return normalize_newlines(text)
 
 
 def _too_large(full: str, size: int) -> Problem:
