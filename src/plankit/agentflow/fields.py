@@ -9,6 +9,7 @@ rule and the line of the key or item it is about.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from plankit.agentflow.frontmatter import Items, fast_entries
 from plankit.agentflow.yamltree import Map, Node, Scalar, Seq
@@ -48,9 +49,9 @@ class PlanFields:
     """Everything wrong with the front matter."""
 
 
-@dataclass(frozen=True, slots=True)
-class TaskFields:
-    """The fields of a task file."""
+class TaskFields(NamedTuple):
+    """The fields of a task file (a named tuple: one is made per task file, and a tuple
+    is made in a third of a frozen dataclass's time)."""
 
     id: str | None
     """The id as written, or ``None`` when it is missing or not a string."""
@@ -234,10 +235,6 @@ def read_task_fields(node: Node, yaml_line: int) -> TaskFields:
     )
 
 
-_Written = str | Items | None
-"""A field as :func:`~plankit.agentflow.frontmatter.fast_entries` reads it."""
-
-
 def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
     """The fields of a task file read straight from the lines of its front matter, for
     the usual valid kind (no node tree is built); ``None`` for anything else.
@@ -252,43 +249,49 @@ def quick_task_fields(yaml: str, yaml_line: int) -> TaskFields | None:
     entries = fast_entries(yaml, yaml_line)
     if entries is None:
         return None
-    values: dict[str, tuple[int, _Written]] = {}
-    for key, line, value in entries:
-        if key not in TASK_FIELDS or key in values:
-            return None  # an unknown or repeated field: the tree's reading explains it
-        values[key] = (line, value)
-    return _typed(values, yaml_line)
-
-
-def _typed(values: dict[str, tuple[int, _Written]], yaml_line: int) -> TaskFields | None:
-    """The fields of :func:`quick_task_fields`' values, or ``None`` where one has an issue."""
-    entry = values.get("id")
-    if entry is None:
-        return None
-    id_line, written = entry
-    if not isinstance(written, str) or not (task_id := written.strip(_BLANKS)):
-        return None  # null (a key with no value holds an empty list), blank or a list
+    # Each field is typed as it comes; a field's line is 0 until it is seen, so a
+    # repeated one is told (and left to the tree's reading, which explains it).
+    task_id: str | None = None
     agent: str | None = None
-    entry = values.get("agent")
-    if entry is not None:
-        written = entry[1]
-        if isinstance(written, str):
-            agent = written.strip(_BLANKS) or None
-        elif isinstance(written, tuple) or written:
-            return None  # a list where text belongs (a flow list, even [])
-    depends_line, depends = values.get("depends_on", (yaml_line, None))
-    subtasks = values.get("subtasks", (0, None))[1]
-    if isinstance(depends, str) or isinstance(subtasks, str):
-        return None  # text where a list belongs
+    depends: Items = ()
+    subtasks: Items = ()
+    id_line = depends_line = agent_line = subtasks_line = 0
+    for key, line, value in entries:
+        if key == "id":
+            if id_line or not isinstance(value, str) or not (task_id := value.strip(_BLANKS)):
+                return None  # repeated; null (a key with no value holds []), blank or a list
+            id_line = line
+        elif key == "depends_on":
+            if depends_line or isinstance(value, str):
+                return None  # repeated, or text where a list belongs
+            depends_line, depends = line, value or ()
+        elif key == "agent":
+            if agent_line:
+                return None
+            agent_line = line
+            if isinstance(value, str):
+                agent = value.strip(_BLANKS) or None
+            elif isinstance(value, tuple) or value:
+                return None  # a list where text belongs (a flow list, even [])
+        elif key == "subtasks":
+            if subtasks_line or isinstance(value, str):
+                return None
+            subtasks_line, subtasks = line, value or ()
+        else:
+            return None  # an unknown field: the tree's reading explains it
+    if task_id is None:
+        return None  # no id
     deps: dict[str, int] = {}
-    for text, line in depends or ():
+    for text, line in depends:
         if not text or not (text := text.strip(_BLANKS)):
             return None  # an empty item (null or blank)
         if text not in deps:
             deps[text] = line
     items: list[str] = []
-    for text, _ in subtasks or ():
+    for text, _ in subtasks:
         if not text or not (text := text.strip(_BLANKS)):
             return None
         items.append(text)
-    return TaskFields(task_id, id_line, tuple(deps.items()), depends_line, agent, tuple(items), ())
+    return TaskFields(
+        task_id, id_line, tuple(deps.items()), depends_line or yaml_line, agent, tuple(items), ()
+    )

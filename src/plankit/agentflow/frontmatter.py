@@ -22,7 +22,7 @@ checks the two agree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from plankit.agentflow.yamltree import (
     NULLS,
@@ -59,9 +59,9 @@ MAX_DEPTH = 16
 """Deepest nesting of lists and mappings accepted in front matter."""
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
-    """A text split into front matter and body."""
+class Document(NamedTuple):
+    """A text split into front matter and body (a named tuple: one is made per task file,
+    and a tuple is made in a third of a frozen dataclass's time)."""
 
     front_matter: str | None
     """The YAML text between the ``---`` lines, or ``None`` when there is none."""
@@ -92,6 +92,10 @@ def split(text: str) -> Document:
     is refused quickly.
     """
     if text.startswith("---\n"):  # the usual opening line, without a regex
+        at = text.find("\n---", 3, MAX_FRONT_MATTER + 7)
+        if at >= 0 and (text.startswith("\n", at + 4) or at + 4 == len(text)):
+            yaml = text[4 : at + 1]  # closed by the usual line "---", within the limit
+            return Document(yaml, 2, text[at + 5 :], 3 + yaml.count("\n"))
         start = 4
     else:
         opened = _OPEN.match(text)
@@ -219,9 +223,9 @@ _FLOW_SPLIT = re.compile(rf"[ ]*({_FLOW_ITEM}|{_DQ}|{_SQ})[ ]*(?:,|\Z)")
 # ``key: [flow, list]`` or ``key:`` (groups 1 and 2), a block list item ``- scalar``
 # (groups 3 and 4), or a blank or comment line (no group).
 _LINE = (
-    rf"(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+({_SCALAR}|\[[^\n]*))?[ ]*"
+    rf"(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+({_SCALAR}|\[[^{_BAD}]*))?[ ]*"
     rf"|( *)-[ ]+({_SCALAR})[ ]*"
-    r"|[ ]*(?:#[^\n]*)?)\n"
+    rf"|[ ]*(?:#[^{_BAD}]*)?)\n"
 )
 # The same, with any other line as group 5 (``rest``): every line matches one of the
 # alternatives, so one ``findall`` reads them all, line by line, and a ``rest`` tells
@@ -230,20 +234,21 @@ _LINE = (
 # search back through the lines before it.
 _SHAPES = re.compile(rf"{_LINE}|([^\n]*\n)")
 _NULL_KEYS = frozenset(("null", "Null", "NULL"))
-_ANY_BAD = re.compile("[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ufeff\\ufffe\\uffff]")
 
 
 def fast_lines(yaml: str) -> list[tuple[str, str, str, str, str]] | None:
     """The lines of front matter as the fast path reads them, or ``None`` for front
-    matter too large or holding a character YAML treats specially.
+    matter too large.
 
     Each line is ``(key, value, indent, item, rest)``: a key line has ``key`` and its
     ``value`` as written (empty for ``key:``, ``[…]`` for a flow list, not yet checked),
     an item line ``- item`` has the ``indent`` before its dash and the ``item``, a
     blank or comment line has all five empty, and a line of no fast path shape is its
-    ``rest`` (with its newline): the front matter is then not the fast path's.
+    ``rest`` (with its newline): the front matter is then not the fast path's.  A line
+    holding a character YAML treats specially (a tab, a control character, a byte-order
+    mark, a line separator) has no fast path shape.
     """
-    if len(yaml) > MAX_FRONT_MATTER or _ANY_BAD.search(yaml):
+    if len(yaml) > MAX_FRONT_MATTER:
         return None
     if not yaml.endswith("\n"):
         yaml += "\n"
@@ -263,8 +268,6 @@ def scalar_text(text: str) -> str | None:
 def flow_texts(value: str) -> list[str | None] | None:
     """The items of a flow list ``[a, "b", c]`` of scalars (as :func:`scalar_text`
     reads them), or ``None`` for any other flow."""
-    if value == "[]":  # no dependencies, the commonest flow list
-        return []
     value = value.rstrip(" ")
     if _FLOW.fullmatch(value) is None:
         return None
@@ -272,8 +275,7 @@ def flow_texts(value: str) -> list[str | None] | None:
     if '"' in inner or "'" in inner:  # a quoted item may hold a comma
         return [scalar_text(m.group(1)) for m in _FLOW_SPLIT.finditer(inner)]
     if inner.strip(" "):  # plain items hold no comma (nor a tab): a split finds them
-        items = [item.strip(" ") for item in inner.split(",")]
-        return [None if item in NULLS else item for item in items]
+        return [None if (item := raw.strip(" ")) in NULLS else item for raw in inner.split(",")]
     return []
 
 
@@ -294,12 +296,22 @@ def fast_entries(yaml: str, first_line: int) -> list[tuple[str, int, str | Items
     entries: list[tuple[str, int, str | Items | None]] = []
     block: list[tuple[str | None, int]] | None = None  # the items of a key with no value
     indent = ""
-    line = first_line - 1
-    for key, value, spaces, item, rest in found:
-        line += 1
-        if rest:
-            return None  # a line of no fast path shape
-        if item:
+    for line, (key, value, spaces, item, rest) in enumerate(found, first_line):
+        if key:
+            block = None
+            if not value:
+                block = []
+                entries.append((key, line, block))  # filled by the item lines below it
+            elif value == "[]":  # no dependencies, the commonest flow list
+                entries.append((key, line, ()))
+            elif value[0] == "[":
+                texts = flow_texts(value)
+                if texts is None:
+                    return None
+                entries.append((key, line, tuple([(text, line) for text in texts])))
+            else:
+                entries.append((key, line, scalar_text(value)))
+        elif item:
             if block is None:
                 return None  # a list item with no key above it
             if not block:
@@ -307,20 +319,8 @@ def fast_entries(yaml: str, first_line: int) -> list[tuple[str, int, str | Items
             elif spaces != indent:
                 return None
             block.append((scalar_text(item), line))
-            continue
-        if not key:
-            continue  # a blank or comment line
-        block = None
-        if not value:
-            block = []
-            entries.append((key, line, block))  # filled by the item lines below it
-        elif value[0] == "[":
-            texts = flow_texts(value)
-            if texts is None:
-                return None
-            entries.append((key, line, tuple((text, line) for text in texts)))
-        else:
-            entries.append((key, line, scalar_text(value)))
+        elif rest:
+            return None  # a line of no fast path shape
     return entries
 
 
