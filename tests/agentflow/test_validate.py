@@ -260,3 +260,29 @@ def test_a_misnamed_task_is_still_checked_so_one_run_shows_everything(tmp_path: 
         ("1-api-docs.md", "unknown-field"),
         ("notes.txt", "filename"),
     ]
+
+
+def test_problems_come_in_the_order_of_the_files_across_read_batches(tmp_path: Path) -> None:
+    # Task files are read in batches of about a MiB before they are parsed; a plan of
+    # long task descriptions spans several, and each file's problems, found while
+    # reading it or while parsing it, still come in the order of the listing.
+    long = "Background, steps and how to check them.\n" * 9_000  # about 370 kB
+    tasks: dict[str, str] = {}
+    for n in range(1, 9):
+        tasks[f"{n:02d}-step-{n}.md"] = task(f"step-{n}", [f"step-{n + 1}"], body=long)
+    tasks["03_Notes.md"] = "---\nid: notes\nagent: [codex]\n---\nWrite the notes.\n"
+    tasks["06-latin1.md"] = "placeholder"
+    directory = write_plan(tmp_path / "p", tasks=tasks)
+    (directory / "tasks" / "06-latin1.md").write_bytes(b"---\nid: caf\xe9\n---\nX\n")
+    write(directory / "tasks" / "05 todo.txt", "not a task")
+    write(directory / "tasks" / "09-last.md", "---\nid: last\nsubtasks: one\n---\nX\n")
+    _, problems = check_dir(str(directory))
+    listed = [(Path(p.file).name, p.code) for p in problems if p.code != "sort-index-duplicate"]
+    assert listed == [
+        ("03_Notes.md", "filename"),
+        ("03_Notes.md", "task-frontmatter"),
+        ("05 todo.txt", "filename"),
+        ("06-latin1.md", "file-unreadable"),
+        ("09-last.md", "task-frontmatter"),
+        ("08-step-8.md", "depends-unknown"),
+    ]

@@ -14,6 +14,7 @@ import operator
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from plankit.agentflow.fields import (
@@ -126,18 +127,22 @@ def _empty_tasks(path: str) -> bool:
         return False
 
 
+_Report = Callable[[Problem], object]
+"""Where a problem found while reading a file goes (``append`` of a list)."""
+
+
 def _inside(root: str, target: str) -> bool:
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) -> str | None:
-    """The real path of a plan file that may be read, or ``None`` after reporting why not."""
-    full = loaded.where(relative)
+def _safe_file(report: _Report, root: str, full: str, st: os.stat_result) -> str | None:
+    """The real path of the plan file ``full`` that may be read, or ``None`` after
+    reporting why not."""
     real = full
     if stat.S_ISLNK(st.st_mode):
         real = os.path.realpath(full)
         if not _inside(root, real):
-            loaded.problems.append(
+            report(
                 problem(
                     full,
                     None,
@@ -150,26 +155,24 @@ def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) 
         try:
             st = os.stat(real)
         except OSError:
-            loaded.problems.append(
+            report(
                 problem(
                     full, None, "file-unreadable", "is a broken symlink; replace it with the file"
                 )
             )
             return None
     if stat.S_ISDIR(st.st_mode):
-        loaded.problems.append(
-            problem(full, None, "file-unreadable", "is a directory; expected a Markdown file")
-        )
+        report(problem(full, None, "file-unreadable", "is a directory; expected a Markdown file"))
         return None
     if not stat.S_ISREG(st.st_mode):
-        loaded.problems.append(
+        report(
             problem(
                 full, None, "file-unreadable", "is not a regular file; expected a Markdown file"
             )
         )
         return None
     if st.st_size > MAX_TEXT_BYTES:
-        loaded.problems.append(_too_large(full, st.st_size))
+        report(_too_large(full, st.st_size))
         return None
     return real
 
@@ -177,8 +180,15 @@ def _safe_file(loaded: LoadedDir, root: str, relative: str, st: os.stat_result) 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -> str | None:
+def _read(report: _Report, real: str, full: str, *, no_follow: bool = False) -> str | None:
     """The text of the plan file at ``real`` (reported as ``full``), or ``None`` after
+    reporting why it cannot be read."""
+    data = _read_bytes(report, real, full, no_follow=no_follow)
+    return None if data is None else _decoded(report, full, data)
+
+
+def _read_bytes(report: _Report, real: str, full: str, *, no_follow: bool = False) -> bytes | None:
+    """The bytes of the plan file at ``real`` (reported as ``full``), or ``None`` after
     reporting why it cannot be read.
 
     The file is opened without blocking (a FIFO put in its place is refused, never
@@ -188,46 +198,54 @@ def _read(loaded: LoadedDir, real: str, full: str, *, no_follow: bool = False) -
     try:
         fd = os.open(real, _OPEN_FLAGS | (os.O_NOFOLLOW if no_follow else 0))
     except OSError as exc:
-        loaded.problems.append(
-            problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
-        )
+        report(problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})"))
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            loaded.problems.append(
-                problem(full, None, "file-unreadable", f"is {what}; expected a Markdown file")
-            )
+            report(problem(full, None, "file-unreadable", f"is {what}; expected a Markdown file"))
             return None
         if st.st_size > MAX_TEXT_BYTES:
-            loaded.problems.append(_too_large(full, st.st_size))
+            report(_too_large(full, st.st_size))
             return None
-        chunks = [os.read(fd, st.st_size + 1)]
-        size = len(chunks[0])
-        while chunks[-1] and size <= MAX_TEXT_BYTES and size > st.st_size:
-            chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - size))  # it grew meanwhile
-            size += len(chunks[-1])
-        while chunks[-1] and size < st.st_size:  # a short read
-            chunks.append(os.read(fd, st.st_size + 1 - size))
-            size += len(chunks[-1])
+        data = os.read(fd, st.st_size + 1)
+        if len(data) != st.st_size:  # it grew or shrank since the fstat, or a short read
+            data = _read_rest(fd, data, st.st_size)
     except OSError as exc:
-        loaded.problems.append(
-            problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})")
-        )
+        report(problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})"))
         return None
     finally:
         os.close(fd)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > MAX_TEXT_BYTES:
-        loaded.problems.append(problem(full, None, "file-unreadable", "grew too large while read"))
+        report(problem(full, None, "file-unreadable", "grew too large while read"))
         return None
+    return data
+
+
+def _decoded(report: _Report, full: str, data: bytes) -> str | None:
+    """The text of the plan file ``full`` read as ``data``, or ``None`` after reporting
+    why it is not text."""
     try:
         text = decode_text(data, path=full, allow_empty=True).text
     except InputError as exc:
-        loaded.problems.append(problem(full, exc.line, "file-unreadable", exc.detail))
+        report(problem(full, exc.line, "file-unreadable", exc.detail))
         return None
     return normalize_newlines(text)
+
+
+def _read_rest(fd: int, data: bytes, size: int) -> bytes:
+    """The whole of a file whose first read gave ``data`` instead of its ``size`` bytes:
+    read on to its end, or one byte past :data:`MAX_TEXT_BYTES` when it grew."""
+    chunks = [data]
+    read = len(data)
+    while chunks[-1] and size < read <= MAX_TEXT_BYTES:
+        chunks.append(os.read(fd, MAX_TEXT_BYTES + 1 - read))  # it grew meanwhile
+        read += len(chunks[-1])
+    while chunks[-1] and read < size:  # a short read
+        chunks.append(os.read(fd, size + 1 - read))
+        read += len(chunks[-1])
+    return b"".join(chunks)
 
 
 def _too_large(full: str, size: int) -> Problem:
@@ -255,8 +273,8 @@ def _load_plan(loaded: LoadedDir, root: str, fast: bool) -> None:
                 )
             )
         return
-    real = _safe_file(loaded, root, "plan.md", st)
-    text = _read(loaded, real, full) if real is not None else None
+    real = _safe_file(loaded.problems.append, root, full, st)
+    text = _read(loaded.problems.append, real, full) if real is not None else None
     if text is None:
         return
     rule = "plan-frontmatter"
@@ -310,16 +328,21 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
             problem(tasks_dir, None, "file-unreadable", f"cannot be read ({exc.strerror})")
         )
         return
+    # The files are read in batches, then parsed: a system call between two parses
+    # leaves the processor's caches cold for the next, a tenth of the time at 10,000
+    # tasks. A batch keeps the problems found on the way in listing order, and is
+    # parsed once it holds _BATCH_BYTES (so a plan of large files is not all held twice).
+    batch: list[Problem | tuple[str, str, int | None, bytes]] = []
+    held = 0
     for entry in entries:
         if entry.name.startswith("."):
             continue
         relative = f"tasks/{entry.name}"
         match = TASK_NAME.fullmatch(entry.name)
+        full = entry.path
         index: int | None
         if match is None:
-            loaded.problems.append(
-                problem(loaded.where(relative), None, "filename", _name_hint(entry.name))
-            )
+            batch.append(problem(full, None, "filename", _name_hint(entry.name)))
             if not entry.name.lower().endswith(".md"):
                 continue
             # A misnamed Markdown file is still a task: check its content too, so that
@@ -331,12 +354,35 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         if entry.is_file(follow_symlinks=False):
             # A regular file (from the directory listing, no stat): opened without
             # following a symlink, in case one replaced it since.
-            text = _read(loaded, entry.path, entry.path, no_follow=True)
+            data = _read_bytes(batch.append, full, full, no_follow=True)
         else:
-            target = _safe_file(loaded, root, relative, entry.stat(follow_symlinks=False))
-            text = None if target is None else _read(loaded, target, entry.path)
+            target = _safe_file(batch.append, root, full, entry.stat(follow_symlinks=False))
+            data = None if target is None else _read_bytes(batch.append, target, full)
+        if data is not None:
+            batch.append((relative, full, index, data))
+            held += len(data)
+            if held >= _BATCH_BYTES:
+                _load_batch(loaded, batch, fast)
+                batch.clear()
+                held = 0
+    _load_batch(loaded, batch, fast)
+
+
+_BATCH_BYTES = 1 << 20
+"""How many bytes of task files are read before they are parsed."""
+
+
+def _load_batch(
+    loaded: LoadedDir, batch: list[Problem | tuple[str, str, int | None, bytes]], fast: bool
+) -> None:
+    for item in batch:
+        if not isinstance(item, tuple):
+            loaded.problems.append(item)
+            continue
+        relative, full, index, data = item
+        text = _decoded(loaded.problems.append, full, data)
         if text is not None:
-            _load_task(loaded, text, relative, entry.path, index, fast)
+            _load_task(loaded, text, relative, full, index, fast)
 
 
 def _load_task(
