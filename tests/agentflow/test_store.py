@@ -366,7 +366,7 @@ def test_a_database_of_the_first_release_ends_with_the_tables_of_a_new_one(
     # the first release: migration 1's tables, its version only in PRAGMA user_version
     with sqlite3.connect(old / "agentflow.db") as conn:
         conn.execute("PRAGMA journal_mode = WAL")
-        for statement in MIGRATIONS[0][2]:
+        for statement in MIGRATIONS[0].statements:
             conn.execute(statement.replace("{serial}", "INTEGER PRIMARY KEY AUTOINCREMENT"))
         conn.execute("PRAGMA user_version = 1")
     store.connect(str(old)).close()

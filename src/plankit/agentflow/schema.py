@@ -25,6 +25,8 @@ Times of leases are milliseconds since the epoch from the database's clock
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import NamedTuple
 
 from plankit.agentflow.claims import CLAIM_FUNCTION, DONE_FUNCTION
 from plankit.agentflow.database import Database, now
@@ -33,10 +35,47 @@ from plankit.agentflow.records import CommitRecord, ControlError
 PG_ONLY = "-- postgresql only\n"
 """The start of a migration statement that only PostgreSQL runs."""
 
-# Each migration: its version, what it adds, and its statements.  ``{serial}`` is an
-# integer key the database assigns (never reused).
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
-    (
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
+"""The table of the migrations applied, made before the first is looked for."""
+
+RECORD_VERSION = "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)"
+"""A migration applied: its version and when."""
+
+LATEST_COMMITS = (
+    "SELECT c.session_id, c.snapshot FROM commits c WHERE c.number = "
+    "(SELECT MAX(number) FROM commits d WHERE d.session_id = c.session_id)"
+)
+"""The latest commit of each session: its session and its snapshot."""
+
+
+def _track_existing_commits(db: Database) -> None:
+    """Migration 2's data: track the latest commit of each session (a new database has
+    none)."""
+    from plankit.agentflow import tracking
+
+    for session_id, snapshot in db.execute(LATEST_COMMITS).fetchall():
+        tracking.sync(db, str(session_id), CommitRecord.from_dict(json.loads(snapshot)))
+
+
+class Migration(NamedTuple):
+    """One step of the schema."""
+
+    version: int
+    """The version it brings the database to."""
+    what: str
+    """What it adds, in words."""
+    statements: list[str]
+    """Its statements; ``{serial}`` is an integer key the database assigns (never
+    reused), and one starting with :data:`PG_ONLY` runs only on PostgreSQL."""
+    data: Callable[[Database], None] | None = None
+    """What it does to the rows already there, after its statements."""
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(
         1,
         "sessions, threads and commits",
         [
@@ -76,7 +115,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             )""",
         ],
     ),
-    (
+    Migration(
         2,
         "work tracking: tasks, their dependencies and claims; sessions end",
         [
@@ -114,46 +153,30 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
             "CREATE INDEX task_deps_by_dep ON task_deps(thread_id, dep_id)",
             "CREATE INDEX task_deps_by_session ON task_deps(session_id)",
         ],
+        _track_existing_commits,
     ),
-    (
+    Migration(
         3,
         "PostgreSQL: a claim and a done in one round trip each (functions)",
         [PG_ONLY + CLAIM_FUNCTION, PG_ONLY + DONE_FUNCTION],
     ),
 ]
 
-SCHEMA_VERSION = MIGRATIONS[-1][0]
+SCHEMA_VERSION = MIGRATIONS[-1].version
 """Version of the newest schema; a database from a newer plankit is refused."""
 
 
 def apply_migrations(db: Database, start: int) -> None:
     """Apply every migration after version ``start`` to ``db`` (inside a transaction)."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS schema_version ("
-        "version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    for version, _, statements in MIGRATIONS:
+    db.execute(VERSION_TABLE)
+    for version, _, statements, data in MIGRATIONS:
         if version <= start:
             continue
         for statement in statements:
             db.execute(db.ddl(statement))
-        db.execute(
-            "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, now())
-        )
-        if version == 2 and start >= 1:
-            _track_existing_commits(db)
-
-
-def _track_existing_commits(db: Database) -> None:
-    """Migration 2 on a database with commits: track the latest commit of each session."""
-    from plankit.agentflow import tracking
-
-    rows = db.execute(
-        "SELECT c.session_id, c.snapshot FROM commits c WHERE c.number = "
-        "(SELECT MAX(number) FROM commits d WHERE d.session_id = c.session_id)"
-    ).fetchall()
-    for session_id, snapshot in rows:
-        tracking.sync(db, str(session_id), CommitRecord.from_dict(json.loads(snapshot)))
+        db.execute(RECORD_VERSION, (version, now()))
+        if data is not None:
+            data(db)
 
 
 def newer_schema(where: str, version: int) -> ControlError:
