@@ -177,26 +177,29 @@ def _safe_file(report: _Report, root: str, full: str, st: os.stat_result) -> str
     return real
 
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read(report: _Report, real: str, full: str, *, no_follow: bool = False) -> str | None:
+def _read(report: _Report, real: str, full: str) -> str | None:
     """The text of the plan file at ``real`` (reported as ``full``), or ``None`` after
     reporting why it cannot be read."""
-    data = _read_bytes(report, real, full, no_follow=no_follow)
+    data = _read_bytes(report, real, full)
     return None if data is None else _decoded(report, full, data)
 
 
-def _read_bytes(report: _Report, real: str, full: str, *, no_follow: bool = False) -> bytes | None:
+def _read_bytes(report: _Report, real: str, full: str) -> bytes | None:
     """The bytes of the plan file at ``real`` (reported as ``full``), or ``None`` after
     reporting why it cannot be read.
 
-    The file is opened without blocking (a FIFO put in its place is refused, never
-    waited on) and, with ``no_follow``, without following a symlink; its size is taken
-    from the open file, so a file of any size costs one read of its own size.
+    ``real`` is the file itself, never a symlink: a regular file of the listing, or
+    where a link inside the directory was found to lead.  It is opened without
+    following a symlink (one put there since is refused, not followed out of the
+    directory) and without blocking (a FIFO put there is refused, never waited on).
+    Its size is taken from the open file, so a file of any size costs one read of its
+    own size.
     """
     try:
-        fd = os.open(real, _OPEN_FLAGS | (os.O_NOFOLLOW if no_follow else 0))
+        fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
         report(problem(full, None, "file-unreadable", f"cannot be read ({exc.strerror})"))
         return None
@@ -352,12 +355,10 @@ def _load_tasks(loaded: LoadedDir, root: str, fast: bool) -> None:
         else:
             index = int(match.group(1))
         if entry.is_file(follow_symlinks=False):
-            # A regular file (from the directory listing, no stat): opened without
-            # following a symlink, in case one replaced it since.
-            data = _read_bytes(batch.append, full, full, no_follow=True)
+            target: str | None = full  # a regular file, from the listing (no stat)
         else:
             target = _safe_file(batch.append, root, full, entry.stat(follow_symlinks=False))
-            data = None if target is None else _read_bytes(batch.append, target, full)
+        data = None if target is None else _read_bytes(batch.append, target, full)
         if data is not None:
             batch.append((relative, full, index, data))
             held += len(data)
