@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from plankit.agentflow import frontmatter as fm
@@ -25,10 +25,49 @@ def test_split_finds_front_matter_body_and_lines() -> None:
     assert (empty.front_matter, empty.body, empty.body_line) == ("", "Body", 3)
     assert split("# Just Markdown\n").front_matter is None
     assert split("----\nnot front matter\n").front_matter is None
-    assert split("---  \nid: a\n---\t\nB").front_matter == "id: a\n"
+    # an opening or closing line with blanks after its dashes, as editors leave them
+    blanks = split("---  \nid: a\nagent: codex\n---\t\nB")
+    assert (blanks.front_matter, blanks.yaml_line, blanks.body, blanks.body_line) == (
+        "id: a\nagent: codex\n",
+        2,
+        "B",
+        5,
+    )
 
 
-@pytest.mark.parametrize("text", ["---", "---\n", "---\nid: a\n", "---\nid: a\n----\n"])
+@pytest.mark.parametrize(
+    ("text", "front_matter", "body", "body_line"),
+    [
+        # a horizontal rule in the body is no closing line of the front matter
+        ("---\nid: a\n---\n\nIntro.\n\n---\n\nMore.\n", "id: a\n", "\nIntro.\n\n---\n\nMore.\n", 4),
+        ("---\n---\nIntro.\n\n---\nMore.\n", "", "Intro.\n\n---\nMore.\n", 3),
+        ("--- \nid: a\n---\nIntro.\n---\n", "id: a\n", "Intro.\n---\n", 4),
+        ("---\nid: a\n----\nb: c\n---\nBody\n---\n", "id: a\n----\nb: c\n", "Body\n---\n", 6),
+    ],
+)
+def test_the_front_matter_ends_at_its_first_closing_line(
+    text: str, front_matter: str, body: str, body_line: int
+) -> None:
+    doc = split(text)
+    assert (doc.front_matter, doc.yaml_line, doc.body, doc.body_line) == (
+        front_matter,
+        2,
+        body,
+        body_line,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---",
+        "---\n",
+        "---\nid: a\n",
+        "---\nid: a\n----\n",
+        "---\nid: a\n----",  # a longer line of dashes, at the end of the file
+        "---\nTip\n------\nUse the CLI.\n",  # a rule, then a heading underlined with dashes
+    ],
+)
 def test_unclosed_front_matter_is_an_error(text: str) -> None:
     with pytest.raises(FrontMatterError, match="not closed"):
         split(text)
@@ -82,6 +121,7 @@ _PIECES = [
     # YAML treats as line breaks or refuses
     "\u00a0", "\u3000", "\u2003", "\u200b", "\u1680", "\u205f", "\u0085", "\u2028",
     "\u2029", "\ufeff", "\x0b", "\x0c", "null\u00a0", " \u00a0",
+    "X",  # a letter at an item's edge: nothing but blanks is trimmed
 ]  # fmt: skip
 _SAFE = ["", "a", "Zb", "09", "x y", "é", "(", "/", "."]
 # Mostly plain words, with one special piece somewhere: the cases where readings differ.
@@ -165,6 +205,7 @@ def test_fast_path_answers_for_the_usual_front_matter() -> None:
         "subtasks:\n  - Define service interface\n  - Implement SQLite store\n",
         "id: a\ndepends_on:\n- b\n- c\n# a comment\n\nagent: codex\n",
         "title: 'Single quoted, with comma'\n",
+        'subtasks: ["Write the code, then test it", "Ship it"]\n',
     ]
     for yaml in usual:
         fast = fm._fast(yaml, 2)
@@ -177,6 +218,7 @@ _TEMPLATES = [
     "k: [{p}]", "k: [a{p}]", "k: [{p}b, c]", "k: [a, b{p}c]", "k: [a{p} b]",
     "k:\n  - {p}", "k:\n  - a{p}", "k:\n- {p}b\n- c", "k:\n  - a\n  -{p}",
     "k{p}: v", "{p}k: v", "k: v\n{p}", "k: v\n  {p}", "k:\n  - a\n{p}",
+    "k: [a]{p}", "k: [a, 'b']{p}",
 ]  # fmt: skip
 
 
@@ -257,6 +299,7 @@ def _closing_by_regex(text: str, pos: int, end: int) -> tuple[int, int] | None:
     st.integers(0, 40),
     st.integers(0, 40),
 )
+@example(["\n---", "\n"], 2, 5)  # a line "---" that starts just before the search does not count
 def test_the_closing_line_search_agrees_with_the_regular_expression(
     pieces: list[str], pos: int, end: int
 ) -> None:

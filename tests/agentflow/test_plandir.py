@@ -445,30 +445,22 @@ def test_a_task_file_that_grows_while_read_is_read_to_its_end(
     assert loaded.tasks[0].body == "\n" + "Step one.\nStep two.\n" * 50
 
 
+@pytest.mark.parametrize(
+    ("size", "said"),
+    [
+        (MAX_TEXT_BYTES + 10, 100),
+        # the first read takes exactly the limit's bytes: one more is read to tell a
+        # file at the limit from one that grew past it
+        (MAX_TEXT_BYTES + 5, MAX_TEXT_BYTES - 1),
+    ],
+)
 def test_a_task_file_that_grows_past_the_limit_while_read_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, said: int
 ) -> None:
     directory = write_plan(tmp_path / "p", tasks={"01-a.md": task("a")})
     with open(directory / "tasks" / "01-a.md", "ab") as f:
-        f.write(b"x" * (MAX_TEXT_BYTES + 10))
-    _fake_fstat(monkeypatch, 100)
-    assert _report(directory)[-1] == (
-        "tasks/01-a.md",
-        0,
-        "file-unreadable",
-        "grew too large while read",
-    )
-
-
-def test_a_task_file_that_grows_to_the_limit_and_past_it_while_read_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the first read takes exactly the limit's bytes: one more is read to tell a file
-    # at the limit from one that grew past it
-    directory = write_plan(tmp_path / "p", tasks={"01-a.md": task("a")})
-    with open(directory / "tasks" / "01-a.md", "ab") as f:
-        f.truncate(MAX_TEXT_BYTES + 5)
-    _fake_fstat(monkeypatch, MAX_TEXT_BYTES - 1)
+        f.truncate(size)
+    _fake_fstat(monkeypatch, said)
     assert _report(directory)[-1] == (
         "tasks/01-a.md",
         0,
@@ -715,3 +707,11 @@ def test_a_tasks_link_that_loops_is_reported(tmp_path: Path) -> None:
     assert _report(directory) == [
         ("tasks", 0, "file-unreadable", "cannot be read (Too many levels of symbolic links)")
     ]
+
+
+def test_a_plan_directory_at_the_file_system_root_holds_every_path_under_it() -> None:
+    # a container may mount the plan at /: its links inside it stay inside it
+    assert plandir._inside("/", "/tasks/01-a.md")
+    assert plandir._inside("/work/plan", "/work/plan/drafts/a.md")
+    assert not plandir._inside("/work/plan", "/work/plan-old/a.md")
+    assert plandir._inside("/work/plan", "/work/plan")
