@@ -33,6 +33,11 @@ def _report(directory: Path) -> list[tuple[str, int, str, str]]:
     ]
 
 
+def _unreadable(file: str, message: str) -> tuple[str, int, str, str]:
+    """The report of a whole file that could not be read."""
+    return (file, 0, "file-unreadable", message)
+
+
 def test_a_missing_directory_and_a_file_in_its_place(tmp_path: Path) -> None:
     missing = load_dir(str(tmp_path / "nope"))
     assert missing.exists is False
@@ -166,25 +171,10 @@ def test_task_files_that_are_not_files_inside_the_directory(tmp_path: Path) -> N
             f"is a symlink to {outside}, outside the plan directory; "
             "write the file itself inside the directory",
         ),
-        (
-            "tasks/03-broken.md",
-            0,
-            "file-unreadable",
-            "is a broken symlink; replace it with the file",
-        ),
-        ("tasks/04-folder.md", 0, "file-unreadable", "is a directory; expected a Markdown file"),
-        (
-            "tasks/05-fifo.md",
-            0,
-            "file-unreadable",
-            "is not a regular file; expected a Markdown file",
-        ),
-        (
-            "tasks/06-linked-folder.md",
-            0,
-            "file-unreadable",
-            "is a directory; expected a Markdown file",
-        ),
+        _unreadable("tasks/03-broken.md", "is a broken symlink; replace it with the file"),
+        _unreadable("tasks/04-folder.md", "is a directory; expected a Markdown file"),
+        _unreadable("tasks/05-fifo.md", "is not a regular file; expected a Markdown file"),
+        _unreadable("tasks/06-linked-folder.md", "is a directory; expected a Markdown file"),
     ]
     loaded = load_dir(str(directory))
     assert [(t.file, t.sort_index) for t in loaded.tasks] == [
@@ -228,11 +218,8 @@ def test_a_task_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> No
         f.write(b"---\nid: c\n---\n")
         f.truncate(MAX_TEXT_BYTES)
     report = _report(directory)
-    assert report[0] == (
-        "tasks/02-huge.md",
-        0,
-        "file-unreadable",
-        "is 20.0 MiB; plan files over 20 MiB are refused",
+    assert report[0] == _unreadable(
+        "tasks/02-huge.md", "is 20.0 MiB; plan files over 20 MiB are refused"
     )
     # the file at the limit is read: its NUL bytes are what is wrong with it
     assert report[1][0] == "tasks/03-at-limit.md" and "NUL" in report[1][3]
@@ -246,7 +233,7 @@ def test_a_linked_task_file_over_the_size_limit_is_refused(tmp_path: Path) -> No
     os.remove(directory / "tasks" / "01-a.md")
     (directory / "tasks" / "01-a.md").symlink_to("../big.md")
     assert _report(directory) == [
-        ("tasks/01-a.md", 0, "file-unreadable", "is 23.0 MiB; plan files over 20 MiB are refused")
+        _unreadable("tasks/01-a.md", "is 23.0 MiB; plan files over 20 MiB are refused")
     ]
 
 
@@ -461,12 +448,7 @@ def test_a_task_file_that_grows_past_the_limit_while_read_is_refused(
     with open(directory / "tasks" / "01-a.md", "ab") as f:
         f.truncate(size)
     _fake_fstat(monkeypatch, said)
-    assert _report(directory)[-1] == (
-        "tasks/01-a.md",
-        0,
-        "file-unreadable",
-        "grew too large while read",
-    )
+    assert _report(directory)[-1] == _unreadable("tasks/01-a.md", "grew too large while read")
 
 
 def test_a_task_file_that_shrank_while_read_is_read_as_it_is_now(
@@ -504,8 +486,8 @@ def test_an_error_while_reading_is_reported_with_its_reason(
 
     monkeypatch.setattr(os, "read", failing)
     assert _report(directory) == [
-        ("plan.md", 0, "file-unreadable", "cannot be read (Input/output error)"),
-        ("tasks/01-a.md", 0, "file-unreadable", "cannot be read (Input/output error)"),
+        _unreadable("plan.md", "cannot be read (Input/output error)"),
+        _unreadable("tasks/01-a.md", "cannot be read (Input/output error)"),
     ]
 
 
@@ -526,12 +508,7 @@ def test_a_task_file_replaced_by_a_link_after_the_listing_is_not_followed(
     monkeypatch.setattr(os, "open", swap_then_open)
     report = _report(directory)
     assert report == [
-        (
-            "tasks/01-a.md",
-            0,
-            "file-unreadable",
-            "cannot be read (Too many levels of symbolic links)",
-        )
+        _unreadable("tasks/01-a.md", "cannot be read (Too many levels of symbolic links)")
     ]
 
 
@@ -558,11 +535,8 @@ def test_a_linked_task_file_at_the_size_limit_is_read_and_one_over_it_reported_i
     (directory / "tasks" / "02-b.md").symlink_to("../over.md")
     report = _report(directory)
     assert report[0][:3] == ("tasks/01-a.md", 1, "file-unreadable") and "NUL" in report[0][3]
-    assert report[1] == (
-        "tasks/02-b.md",
-        0,
-        "file-unreadable",
-        "is 25.1 MiB; plan files over 20 MiB are refused",
+    assert report[1] == _unreadable(
+        "tasks/02-b.md", "is 25.1 MiB; plan files over 20 MiB are refused"
     )
 
 
@@ -668,17 +642,14 @@ def test_plan_md_replaced_by_a_link_out_after_the_look_is_not_followed(
 
     _swap_on_open(monkeypatch, "p/plan.md", link_out)
     assert _report(directory) == [
-        ("plan.md", 0, "file-unreadable", "cannot be read (Too many levels of symbolic links)")
+        _unreadable("plan.md", "cannot be read (Too many levels of symbolic links)")
     ]
     # and where a task's link inside the directory leads
     write(directory / "drafts" / "b.md", task("b"))
     (directory / "tasks" / "02-b.md").symlink_to("../drafts/b.md")
     _swap_on_open(monkeypatch, "drafts/b.md", link_out)
-    assert _report(directory)[-1] == (
-        "tasks/02-b.md",
-        0,
-        "file-unreadable",
-        "cannot be read (Too many levels of symbolic links)",
+    assert _report(directory)[-1] == _unreadable(
+        "tasks/02-b.md", "cannot be read (Too many levels of symbolic links)"
     )
 
 
@@ -693,9 +664,7 @@ def test_a_tasks_folder_that_cannot_be_listed_is_reported_with_the_reason(
         raise OSError(24, "Too many open files")
 
     monkeypatch.setattr(os, "scandir", no_descriptors)
-    assert _report(directory) == [
-        ("tasks", 0, "file-unreadable", "cannot be read (Too many open files)")
-    ]
+    assert _report(directory) == [_unreadable("tasks", "cannot be read (Too many open files)")]
     fresh = load_dir(str(tmp_path / "fresh"))
     assert not fresh.empty  # not known to be empty: plan.md is asked for
     assert [p.code for p in fresh.problems] == ["plan-missing", "file-unreadable"]
@@ -705,7 +674,7 @@ def test_a_tasks_link_that_loops_is_reported(tmp_path: Path) -> None:
     directory = write_plan(tmp_path / "p")
     (directory / "tasks").symlink_to("tasks")
     assert _report(directory) == [
-        ("tasks", 0, "file-unreadable", "cannot be read (Too many levels of symbolic links)")
+        _unreadable("tasks", "cannot be read (Too many levels of symbolic links)")
     ]
 
 
