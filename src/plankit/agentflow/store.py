@@ -19,7 +19,20 @@ from collections.abc import Iterator, Sequence
 
 from plankit.agentflow.database import Database, now
 from plankit.agentflow.records import ControlError
-from plankit.agentflow.schema import PG_ONLY, SCHEMA_VERSION, apply_migrations, newer_schema
+from plankit.agentflow.schema import (
+    PG_ONLY,
+    RECORD_VERSION,
+    SCHEMA_VERSION,
+    VERSION_TABLE,
+    apply_migrations,
+    newer_schema,
+)
+
+_VERSION_TABLE_FOUND = (
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+)
+"""A row when the database has the table of applied migrations (the first release had
+only ``PRAGMA user_version``)."""
 
 __all__ = ["BUSY_TIMEOUT", "Database", "SqliteDatabase", "connect", "now", "transaction"]
 
@@ -118,10 +131,7 @@ class SqliteDatabase(Database):
         return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)
 
     def version(self) -> int:
-        found = self.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        ).fetchone()
-        if found is not None:
+        if self.execute(_VERSION_TABLE_FOUND).fetchone() is not None:
             return int(self.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0)
         return int(self.execute("PRAGMA user_version").fetchone()[0])
 
@@ -271,20 +281,10 @@ def _migrate_sqlite(db: SqliteDatabase, home: str) -> None:
         if start == 0:
             db.conn.execute("PRAGMA journal_mode = WAL")
         with db.transaction():
-            if start == 1 and (
-                db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-                ).fetchone()
-                is None
-            ):
+            if start == 1 and db.execute(_VERSION_TABLE_FOUND).fetchone() is None:
                 # A database of the first release: its version was only PRAGMA user_version.
-                db.execute(
-                    "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
-                    "applied_at TEXT NOT NULL)"
-                )
-                db.execute(
-                    "INSERT INTO schema_version (version, applied_at) VALUES (1, ?)", (now(),)
-                )
+                db.execute(VERSION_TABLE)
+                db.execute(RECORD_VERSION, (1, now()))
             apply_migrations(db, start)
             # Older plankits read only this: they refuse the newer schema.
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
