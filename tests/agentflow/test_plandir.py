@@ -229,8 +229,7 @@ def test_a_linked_task_file_over_the_size_limit_is_refused(tmp_path: Path) -> No
     directory = write_plan(tmp_path / "p")
     with open(directory / "big.md", "wb") as f:
         f.truncate(MAX_TEXT_BYTES + 3 * 1024 * 1024)
-    write(directory / "tasks" / "01-a.md", task("a"))
-    os.remove(directory / "tasks" / "01-a.md")
+    (directory / "tasks").mkdir()
     (directory / "tasks" / "01-a.md").symlink_to("../big.md")
     assert _report(directory) == [
         _unreadable("tasks/01-a.md", "is 23.0 MiB; plan files over 20 MiB are refused")
@@ -239,7 +238,7 @@ def test_a_linked_task_file_over_the_size_limit_is_refused(tmp_path: Path) -> No
 
 def test_a_task_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
     directory = write_plan(tmp_path / "p")
-    write(directory / "tasks" / "01-a.md", "x")
+    (directory / "tasks").mkdir()
     (directory / "tasks" / "01-a.md").write_bytes(b"---\nid: a\n---\n\nCaf\xe9 au lait.\n")
     ((file, line, rule, _),) = _report(directory)
     assert (file, line, rule) == ("tasks/01-a.md", 5, "file-unreadable")
@@ -555,7 +554,7 @@ def test_an_empty_task_file_is_told_to_start_with_front_matter(tmp_path: Path) -
 
 def test_plan_md_that_is_not_utf8_names_the_file_and_line(tmp_path: Path) -> None:
     directory = tmp_path / "p"
-    write(directory / "plan.md", "x")
+    directory.mkdir()
     (directory / "plan.md").write_bytes(b'---\ntitle: "Caf\xe9"\n---\n')
     ((file, line, rule, message),) = _report(directory)
     assert (file, line, rule) == ("plan.md", 2, "file-unreadable")
